@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# One entry point for a fresh machine: sets everything up, then runs the main job or the tests.
+#   ./dev.sh run    the main job (`dagpilot run`)
+#   ./dev.sh test   ruff, mypy, import-linter and the whole pytest suite
+#   ./dev.sh setup  only the setup
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
+VENV=.venv
+
+setup() {
+  if [ ! -x "$VENV/bin/python" ]; then
+    "$PYTHON" -m venv "$VENV"
+  fi
+  # Reinstall only when the dependency list changed.
+  local stamp="$VENV/.dagpilot-installed"
+  local want
+  want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    "$VENV/bin/pip" install --quiet --upgrade pip
+    # torch first and pinned: the CPU build; an unpinned torch pulls a multi-GB CUDA build.
+    "$VENV/bin/pip" install --quiet "torch==2.13.0"
+    "$VENV/bin/pip" install --quiet -e ".[dev]"
+    echo "$want" > "$stamp"
+  fi
+}
+
+checks() {
+  "$VENV/bin/ruff" check src tests bench
+  "$VENV/bin/mypy"
+  "$VENV/bin/lint-imports"
+  "$VENV/bin/pytest" -n 2 "$@"
+}
+
+command=${1:-run}
+shift || true
+setup
+case "$command" in
+  setup) ;;
+  run) exec "$VENV/bin/dagpilot" run "$@" ;;
+  test) checks "$@" ;;
+  *) echo "usage: ./dev.sh run|test|setup" >&2; exit 2 ;;
+esac

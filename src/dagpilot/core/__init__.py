@@ -1,0 +1,1 @@
+"""The leaf layer: value types, statuses, errors and settings (stdlib and numpy only)."""

@@ -1,0 +1,176 @@
+"""A job as a loader read it, the rules it must satisfy, and the one way to turn it into a Job.
+
+Loaders produce drafts; `build` refuses a draft that breaks an error rule with `InvalidInput`,
+and the validator reports every violation of every rule. One rule set serves both.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from enum import Enum
+
+from dagpilot.core.dag import topological_order
+from dagpilot.core.errors import InvalidInput
+from dagpilot.core.types import Job, Labels, Task
+
+# Values past these are unit mix-ups (milliseconds read as seconds, bytes as KiB), not workloads.
+MAX_RUNTIME_S = 365 * 86_400.0
+MAX_CPU = 4096.0
+MAX_MEMORY = 256 * 2**40
+MAX_GPUS = 64
+
+
+class Severity(Enum):
+    ERROR = "error"  # the loader refuses the file
+    WARNING = "warning"  # loadable, but a flaw worth reporting
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    file: str
+    record: str
+    rule: str
+    message: str
+    severity: Severity = Severity.ERROR
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.record}: {self.rule} [{self.severity.value}]: {self.message}"
+
+
+@dataclass
+class JobDraft:
+    """Tasks as read, each with the record (line, row, JSON path) it came from."""
+
+    file: str
+    job_id: str
+    tasks: list[Task] = field(default_factory=list)
+    records: list[str] = field(default_factory=list)
+    arrival_s: float = 0.0
+    priority: int = 0
+    labels: Labels = ()
+    recorded_makespan_s: float | None = None
+
+    def add(self, task: Task, record: str) -> None:
+        self.tasks.append(task)
+        self.records.append(record)
+
+
+def check(draft: JobDraft) -> list[Violation]:
+    """Every violation of the DAG and field rules in the draft."""
+    found: list[Violation] = []
+    for task, record in zip(draft.tasks, draft.records, strict=True):
+        found.extend(_field_violations(draft, task, record))
+    found.extend(_dag_violations(draft))
+    return found
+
+
+def build(draft: JobDraft) -> Job:
+    """The Job of a draft: parents deduplicated, children filled in, tasks in topological order."""
+    for violation in check(draft):
+        if violation.severity is Severity.ERROR:
+            raise InvalidInput(draft.file, violation.record, _FIELD_OF_RULE[violation.rule],
+                               violation.message)
+    parents = {t.id: tuple(dict.fromkeys(t.parents)) for t in draft.tasks}
+    children: dict[str, list[str]] = {t.id: [] for t in draft.tasks}
+    for task_id, ups in parents.items():
+        for up in ups:
+            children[up].append(task_id)
+    order, _ = topological_order(parents)
+    index = {t.id: t for t in draft.tasks}
+    tasks = tuple(dataclasses.replace(index[i], parents=parents[i], children=tuple(children[i]))
+                  for i in order)
+    source = f"{draft.file}#{draft.job_id}"
+    return Job(draft.job_id, tasks, draft.arrival_s, draft.priority, source, draft.labels,
+               draft.recorded_makespan_s)
+
+
+_FIELD_OF_RULE = {
+    "dag.duplicate-id": "id",
+    "dag.unknown-parent": "parents",
+    "dag.unknown-child": "children",
+    "dag.children-mismatch": "children",
+    "dag.cycle": "parents",
+    "dag.empty": "tasks",
+    "field.runtime": "runtime",
+    "field.requests": "requests",
+    "field.instances": "instances",
+    "field.units": "requests",
+}
+
+
+def _bad_number(value: float, limit: float) -> str | None:
+    if math.isnan(value):
+        return "missing"
+    if value < 0:
+        return f"negative ({value:g})"
+    if value > limit:
+        return f"{value:g} is beyond {limit:g}: wrong unit?"
+    return None
+
+
+def _field_violations(draft: JobDraft, task: Task, record: str) -> list[Violation]:
+    found: list[Violation] = []
+
+    def add(rule: str, message: str) -> None:
+        found.append(Violation(draft.file, record, rule, f"task {task.id!r}: {message}"))
+
+    for runtime in (task.runtime_s, *task.instance_runtimes_s):
+        if (problem := _bad_number(runtime, MAX_RUNTIME_S)) is not None:
+            add("field.runtime", f"runtime {problem}")
+            break
+    for name, value, limit in (("cpu", task.requests.cpu, MAX_CPU),
+                               ("memory", float(task.requests.memory), MAX_MEMORY),
+                               ("gpus", float(task.requests.gpus), MAX_GPUS)):
+        if (problem := _bad_number(value, limit)) is not None:
+            rule = "field.units" if "beyond" in problem else "field.requests"
+            add(rule, f"{name} request {problem}")
+    if task.instances < 1:
+        add("field.instances", f"instances must be at least 1, got {task.instances}")
+    return found
+
+
+def _dag_violations(draft: JobDraft) -> list[Violation]:
+    found: list[Violation] = []
+    records: dict[str, str] = {}
+
+    def add(rule: str, record: str, message: str, severity: Severity = Severity.ERROR) -> None:
+        found.append(Violation(draft.file, record, rule, message, severity))
+
+    if not draft.tasks:
+        add("dag.empty", f"job {draft.job_id}", f"job {draft.job_id!r} has no tasks")
+        return found
+    for task, record in zip(draft.tasks, draft.records, strict=True):
+        if task.id in records:
+            add("dag.duplicate-id", record, f"task id {task.id!r} also at {records[task.id]}")
+        records.setdefault(task.id, record)
+    index = {t.id: t for t in draft.tasks}
+    children_recorded = any(t.children for t in draft.tasks)
+    # A task named on either side of an edge is linked, whichever side recorded it.
+    linked = {t.id for t in draft.tasks if t.parents or t.children} | {
+        other for t in draft.tasks for other in (*t.parents, *t.children)}
+    for task, record in zip(draft.tasks, draft.records, strict=True):
+        for parent in task.parents:
+            if parent not in index:
+                add("dag.unknown-parent", record, f"task {task.id!r} names parent {parent!r}, "
+                    "which is not in the job")
+            elif children_recorded and task.id not in index[parent].children:
+                add("dag.children-mismatch", records[parent], f"task {parent!r} is a parent of "
+                    f"{task.id!r} but does not list it as a child")
+        for child in task.children:
+            if child not in index:
+                add("dag.unknown-child", record, f"task {task.id!r} names child {child!r}, "
+                    "which is not in the job")
+            elif task.id not in index[child].parents:
+                add("dag.children-mismatch", records[child], f"task {child!r} is a child of "
+                    f"{task.id!r} but does not list it as a parent")
+        if len(index) > 1 and task.id not in linked:
+            add("dag.orphan", record, f"task {task.id!r} has neither parents nor children",
+                Severity.WARNING)
+    known = {t.id: [p for p in t.parents if p in index] for t in draft.tasks}
+    _, on_cycle = topological_order(known)
+    if on_cycle:
+        add("dag.cycle", records[on_cycle[0]], "tasks on or behind a dependency cycle: "
+            + ", ".join(on_cycle[:8]) + (" ..." if len(on_cycle) > 8 else ""))
+    return found
