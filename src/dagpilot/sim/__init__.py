@@ -1,0 +1,1 @@
+"""The discrete-event cluster simulator (no torch): kernel, physics, cluster state, engine, env."""
