@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from dagpilot.clusters import alibaba_gpu, builtin, cws_cluster, yaml_file
 from dagpilot.core.config import LoaderSettings
 from dagpilot.core.spec import split_spec
 from dagpilot.core.types import Cluster
-from dagpilot.clusters import alibaba_gpu, builtin, cws_cluster, yaml_file
 
 Builder = Callable[[str, LoaderSettings], Cluster]
 

@@ -1,0 +1,107 @@
+"""Built-in clusters (`builtin:default`, `builtin:small`, `builtin:scale-N`); no randomness.
+
+Nodes come in racks of 8 with the same shape pattern: per rack three 16-core and three 32-core
+nodes on the shared network storage pool, one 64-core node and one 8-GPU node with local NVMe.
+GPU nodes alternate between A100 and V100, 4 + 4 GPUs on two PCIe root complexes, and carry
+the GPU taint. Racks fill zone-a first, then zone-b. `default` is 48 nodes in 6 racks;
+`scale-N` is N nodes of the same pattern (`scale-48` equals `default` but for its name).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from dagpilot.clusters.node_conventions import (
+    GPU_TAINT,
+    MEMORY_BANDWIDTH_PER_CORE,
+    even_split,
+    gpus_over_root_complexes,
+    node_labels,
+)
+from dagpilot.core.config import LoaderSettings
+from dagpilot.core.errors import SpecError
+from dagpilot.core.types import Cluster, Disk, DiskKind, NodeSpec, Resources
+
+GIB = 2**30
+NODES_PER_RACK = 8
+MAX_NODES = 100_000
+# The network pool is shared by every node on it; its IOPS are the pool's, not per node.
+NETWORK_DISK = Disk(DiskKind.NETWORK, iops=30_000, bandwidth_bytes_s=1_000_000_000,
+                    shared_pool="netpool-0")
+NVME_DISK = Disk(DiskKind.NVME, iops=400_000, bandwidth_bytes_s=3_000_000_000)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A node model: cores, memory (4-8 GiB per core), GPUs, disk."""
+
+    instance_type: str
+    cpu: int
+    memory: int
+    disk: Disk
+    gpus: int = 0
+    gpu_model: str | None = None
+
+
+CPU16 = Shape("c16.m64", 16, 64 * GIB, NETWORK_DISK)
+CPU32 = Shape("c32.m128", 32, 128 * GIB, NETWORK_DISK)
+CPU64 = Shape("c64.m256", 64, 256 * GIB, NVME_DISK)
+GPU_A100 = Shape("g8.a100", 64, 512 * GIB, NVME_DISK, 8, "A100")
+GPU_V100 = Shape("g8.v100", 48, 384 * GIB, NVME_DISK, 8, "V100")
+RACK_PATTERN = (CPU16, CPU32, CPU16, CPU64, CPU32, CPU16, CPU32, None)  # None: the GPU node
+
+
+def read(argument: str, settings: LoaderSettings) -> Cluster:
+    """`default`, `small` or `scale-N`."""
+    del settings  # built-in clusters are fixed
+    if argument == "default":
+        return build("default", 48)
+    if argument == "small":
+        return small()
+    if argument.startswith("scale-"):
+        count = argument.removeprefix("scale-")
+        if not count.isdigit() or not 1 <= int(count) <= MAX_NODES:
+            raise SpecError(f"builtin:{argument}",
+                            f"scale-N needs N from 1 to {MAX_NODES}, got {count!r}")
+        return build(argument, int(count))
+    raise SpecError(f"builtin:{argument}", "unknown built-in cluster; known: default, small, "
+                    "scale-N")
+
+
+def build(name: str, count: int) -> Cluster:
+    """`count` nodes of the rack pattern, in racks of 8, the first half of the racks in zone-a."""
+    racks = math.ceil(count / NODES_PER_RACK)
+    nodes = []
+    for index in range(count):
+        rack = index // NODES_PER_RACK
+        zone = "zone-a" if rack < math.ceil(racks / 2) else "zone-b"
+        shape = RACK_PATTERN[index % NODES_PER_RACK] or (GPU_A100 if rack % 2 == 0 else GPU_V100)
+        nodes.append(node(f"node-{index:04d}", shape, zone, f"rack-{rack}"))
+    return Cluster(name, tuple(nodes))
+
+
+def small() -> Cluster:
+    """Six nodes in two zones, one rack each: every shape once, and both GPU models."""
+    shapes = ((CPU16, "zone-a"), (CPU32, "zone-a"), (GPU_A100, "zone-a"),
+              (CPU16, "zone-b"), (CPU64, "zone-b"), (GPU_V100, "zone-b"))
+    return Cluster("small", tuple(
+        node(f"node-{index:04d}", shape, zone, f"rack-{index // 3}")
+        for index, (shape, zone) in enumerate(shapes)))
+
+
+def node(name: str, shape: Shape, zone: str, rack: str) -> NodeSpec:
+    gpus = (gpus_over_root_complexes(shape.gpu_model, even_split(shape.gpus))
+            if shape.gpu_model else ())
+    return NodeSpec(
+        name=name,
+        allocatable=Resources(float(shape.cpu), shape.memory, shape.gpus, shape.gpu_model),
+        zone=zone,
+        rack=rack,
+        gpus=gpus,
+        disk=shape.disk,
+        memory_bandwidth_bytes_s=shape.cpu * MEMORY_BANDWIDTH_PER_CORE,
+        labels=node_labels(name, zone, rack, instance_type=shape.instance_type,
+                           gpu_model=shape.gpu_model),
+        taints=(GPU_TAINT,) if shape.gpus else (),
+    )

@@ -1,0 +1,66 @@
+"""The 4-worker cluster of the CWS Nextflow runs (`cws:PATH`, PATH the folder or cluster.json).
+
+`cluster.json` lists `worker_nodes` (name, cpu, ram_bytes), as CWS logged them. It records no
+topology, GPUs or disks: the workers were one lab cluster, so they share one zone and rack and
+keep the default disk.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from dagpilot.clusters.node_conventions import MEMORY_BANDWIDTH_PER_CORE, node_labels
+from dagpilot.core.config import LoaderSettings
+from dagpilot.core.errors import InvalidInput
+from dagpilot.core.types import Cluster, NodeSpec, Resources
+
+CLUSTER_FILE = "cluster.json"
+ZONE, RACK = "zone-a", "rack-0"
+
+
+def read(argument: str, settings: LoaderSettings) -> Cluster:
+    del settings  # the file states every node
+    path = Path(argument)
+    file = path / CLUSTER_FILE if path.is_dir() else path
+    try:
+        document = json.loads(file.read_text())
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidInput(str(file), "", "", f"cannot read the cluster file: {error}") from error
+    except json.JSONDecodeError as error:
+        raise InvalidInput(str(file), f"line {error.lineno}", "",
+                           f"not valid JSON: {error.msg}") from error
+    workers = document.get("worker_nodes") if isinstance(document, dict) else None
+    if not isinstance(workers, list) or not workers:
+        raise InvalidInput(str(file), "top level", "worker_nodes",
+                           "expected a non-empty list of worker nodes")
+    nodes = tuple(_node(worker, str(file), f"worker_nodes[{i}]")
+                  for i, worker in enumerate(workers))
+    return Cluster("cws-k8s-nextflow", nodes)
+
+
+def _node(worker: Any, file: str, record: str) -> NodeSpec:
+    if not isinstance(worker, dict):
+        raise InvalidInput(file, record, "", "expected an object")
+    name = worker.get("name")
+    if not isinstance(name, str) or not name:
+        raise InvalidInput(file, record, "name", f"expected a node name, got {name!r}")
+    cpu = _positive(worker.get("cpu"), file, record, "cpu")
+    memory = _positive(worker.get("ram_bytes"), file, record, "ram_bytes")
+    return NodeSpec(
+        name=name,
+        allocatable=Resources(cpu, int(memory)),
+        zone=ZONE,
+        rack=RACK,
+        memory_bandwidth_bytes_s=round(cpu * MEMORY_BANDWIDTH_PER_CORE),
+        labels=node_labels(name, ZONE, RACK),
+    )
+
+
+def _positive(value: Any, file: str, record: str, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+            math.isfinite(value) and value > 0):
+        raise InvalidInput(file, record, field, f"expected a positive number, got {value!r}")
+    return float(value)

@@ -1,0 +1,45 @@
+"""Conventions every cluster source shares: well-known labels, the GPU taint, GPU topology.
+
+GPU nodes carry the `nvidia.com/gpu=present:NoSchedule` taint (as the NVIDIA GPU operator
+docs recommend), so only pods that tolerate it land there, and the `nvidia.com/gpu.product`
+label holds the GPU model, the same string as `Gpu.model` and `Resources.gpu_model`.
+"""
+
+from __future__ import annotations
+
+from dagpilot.core.types import Gpu, Labels, Taint, TaintEffect, labels
+
+HOSTNAME = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+RACK = "topology.dagpilot.io/rack"
+INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+GPU_PRODUCT = "nvidia.com/gpu.product"
+GPU_TAINT = Taint("nvidia.com/gpu", "present", TaintEffect.NO_SCHEDULE)
+# Memory bandwidth per core of a current two-socket server (8 DDR4-3200 channels per 64 cores).
+MEMORY_BANDWIDTH_PER_CORE = 4_800_000_000
+
+
+def gpus_over_root_complexes(model: str, per_complex: tuple[int, ...]) -> tuple[Gpu, ...]:
+    """GPUs numbered from 0, the first `per_complex[0]` on root complex 0, and so on."""
+    return tuple(Gpu(index, model, complex_)
+                 for index, complex_ in enumerate(
+                     c for c, count in enumerate(per_complex) for _ in range(count)))
+
+
+def even_split(count: int, complexes: int = 2) -> tuple[int, ...]:
+    """GPUs per root complex when `count` GPUs are spread evenly (earlier complexes get more)."""
+    complexes = max(1, min(complexes, count))
+    return tuple(count // complexes + (1 if c < count % complexes else 0)
+                 for c in range(complexes))
+
+
+def node_labels(name: str, zone: str, rack: str, *, instance_type: str | None = None,
+                gpu_model: str | None = None, extra: dict[str, str] | None = None) -> Labels:
+    """The well-known labels of a node, then `extra` (which may override them)."""
+    mapping = {HOSTNAME: name, ZONE: zone, RACK: rack}
+    if instance_type:
+        mapping[INSTANCE_TYPE] = instance_type
+    if gpu_model:
+        mapping[GPU_PRODUCT] = gpu_model
+    mapping.update(extra or {})
+    return labels(mapping)

@@ -1,0 +1,293 @@
+"""Clusters described in YAML (`yaml:PATH`); the schema is in docs/CLUSTERS.md.
+
+A file names the cluster and lists node groups. A group gives node fields shared by its nodes
+and either `count` (nodes NAME-0, NAME-1, ...) or `nodes` (explicit nodes, each with a `name`
+and any group field to override). Every problem is an InvalidInput naming the file, the group
+or node, and the field. `to_yaml` writes any cluster back in this schema (explicit nodes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from dagpilot.clusters.node_conventions import (
+    MEMORY_BANDWIDTH_PER_CORE,
+    even_split,
+    gpus_over_root_complexes,
+    node_labels,
+)
+from dagpilot.core.config import LoaderSettings
+from dagpilot.core.errors import InvalidInput
+from dagpilot.core.types import (
+    Cluster,
+    Disk,
+    DiskKind,
+    Gpu,
+    NodeSpec,
+    Resources,
+    Taint,
+    TaintEffect,
+)
+from dagpilot.core.units import cpu_cores, memory_bytes, quantity
+
+T = TypeVar("T")
+N = TypeVar("N", int, float)
+TOP_KEYS = {"name", "node_groups"}
+NODE_KEYS = {"name", "zone", "rack", "cpu", "memory", "memory_bandwidth", "cpu_speed",
+             "instance_type", "gpus", "disk", "labels", "taints", "unschedulable"}
+GROUP_KEYS = NODE_KEYS | {"count", "nodes"}
+GPU_KEYS = {"model", "count", "root_complexes"}
+DISK_KEYS = {"kind", "iops", "bandwidth", "shared_pool"}
+TAINT_KEYS = {"key", "value", "effect"}
+
+
+def read(argument: str, settings: LoaderSettings) -> Cluster:
+    """The cluster of the YAML file at `argument`."""
+    del settings  # a YAML cluster states everything it needs
+    path = Path(argument)
+    try:
+        document = yaml.safe_load(path.read_text())
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidInput(argument, "", "", f"cannot read the cluster file: {error}") from error
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else ""
+        raise InvalidInput(argument, where, "", f"not valid YAML: {error}") from error
+    return parse(document, argument, path.stem)
+
+
+def parse(document: Any, file: str, default_name: str = "cluster") -> Cluster:
+    """The cluster of a loaded YAML document; `file` names it in errors."""
+    top = _Where(file, "top level")
+    mapping = top.mapping(document, "", TOP_KEYS)
+    groups = mapping.get("node_groups")
+    if not isinstance(groups, list) or not groups:
+        raise top.error("node_groups", "expected a non-empty list of node groups")
+    placed: list[tuple[NodeSpec, _Where]] = []
+    for position, group in enumerate(groups):
+        placed.extend(_group_nodes(group, _Where(file, f"node_groups[{position}]")))
+    seen: set[str] = set()
+    for node, where in placed:
+        if node.name in seen:
+            raise where.error("name", f"node name {node.name!r} is used twice")
+        seen.add(node.name)
+    name = top.typed(mapping.get("name", default_name), "name", str)
+    return Cluster(name, tuple(node for node, _ in placed))
+
+
+@dataclass(frozen=True)
+class _Where:
+    """A place in the file, to name in errors."""
+
+    file: str
+    record: str
+
+    def error(self, field: str, message: str) -> InvalidInput:
+        return InvalidInput(self.file, self.record, field, message)
+
+    def inside(self, suffix: str) -> _Where:
+        return _Where(self.file, f"{self.record}{suffix}")
+
+    def mapping(self, value: Any, field: str, allowed: set[str]) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.error(field, f"expected a mapping, got {type(value).__name__}")
+        unknown = sorted(str(key) for key in value if key not in allowed)
+        if unknown:
+            prefix = f"{field}." if field else ""
+            raise self.error(prefix + unknown[0], "unknown key; known: "
+                             + ", ".join(sorted(allowed)))
+        return value
+
+    def typed(self, value: Any, field: str, kind: type[T]) -> T:
+        if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+            raise self.error(field, f"expected {kind.__name__}, got {value!r}")
+        return value
+
+    def number(self, value: Any, field: str, parse: Callable[[Any], N],
+               minimum: float = 0.0) -> N:
+        """A quantity ("16", "500m", "64Gi", 30000) of at least `minimum`."""
+        try:
+            if isinstance(value, bool) or not isinstance(value, str | int | float):
+                raise ValueError(f"expected a quantity, got {value!r}")
+            result = parse(value)
+        except ValueError as error:
+            raise self.error(field, str(error)) from error
+        if not result >= minimum:
+            raise self.error(field, f"must be at least {minimum:g}, got {value!r}")
+        return result
+
+
+def _group_nodes(group: Any, where: _Where) -> list[tuple[NodeSpec, _Where]]:
+    """The group's nodes, each with its place in the file."""
+    fields = where.mapping(group, "", GROUP_KEYS)
+    name = where.typed(fields.get("name"), "name", str)
+    where = where.inside(f" ({name})")
+    shared = {key: value for key, value in fields.items() if key not in ("count", "nodes")}
+    if ("count" in fields) == ("nodes" in fields):
+        raise where.error("count", "give exactly one of count and nodes")
+    if "count" in fields:
+        count = where.typed(fields["count"], "count", int)
+        if count < 1:
+            raise where.error("count", f"must be at least 1, got {count}")
+        return [(_node({**shared, "name": f"{name}-{index}"}, where), where)
+                for index in range(count)]
+    explicit = fields["nodes"]
+    if not isinstance(explicit, list) or not explicit:
+        raise where.error("nodes", "expected a non-empty list of nodes")
+    nodes = []
+    for position, node in enumerate(explicit):
+        place = where.inside(f".nodes[{position}]")
+        own = place.mapping(node, "", NODE_KEYS)
+        node_name = place.typed(own.get("name"), "name", str)
+        merged_labels = {**(shared.get("labels") or {}), **(own.get("labels") or {})}
+        merged = {**shared, **own, "labels": merged_labels}
+        place = place.inside(f" ({node_name})")
+        nodes.append((_node(merged, place), place))
+    return nodes
+
+
+def _node(fields: dict[str, Any], where: _Where) -> NodeSpec:
+    name = where.typed(fields["name"], "name", str)
+    for required in ("cpu", "memory"):
+        if required not in fields:
+            raise where.error(required, "missing")
+    cpu = where.number(fields["cpu"], "cpu", cpu_cores, minimum=0.001)
+    memory = where.number(fields["memory"], "memory", memory_bytes, minimum=1)
+    zone = where.typed(fields.get("zone", "zone-a"), "zone", str)
+    rack = where.typed(fields.get("rack", "rack-0"), "rack", str)
+    gpus = _gpus(fields.get("gpus"), where)
+    model = gpus[0].model if gpus else None
+    instance_type = fields.get("instance_type")
+    if instance_type is not None:
+        where.typed(instance_type, "instance_type", str)
+    extra = _string_map(fields.get("labels") or {}, where, "labels")
+    return NodeSpec(
+        name=name,
+        allocatable=Resources(cpu, memory, len(gpus), model),
+        zone=zone,
+        rack=rack,
+        gpus=gpus,
+        disk=_disk(fields.get("disk"), where),
+        memory_bandwidth_bytes_s=where.number(
+            fields.get("memory_bandwidth", cpu * MEMORY_BANDWIDTH_PER_CORE), "memory_bandwidth",
+            _whole, minimum=1),
+        cpu_speed=where.number(fields.get("cpu_speed", 1.0), "cpu_speed", quantity,
+                               minimum=1e-6),
+        labels=node_labels(name, zone, rack, instance_type=instance_type, gpu_model=model,
+                           extra=extra),
+        taints=_taints(fields.get("taints") or [], where),
+        unschedulable=where.typed(fields.get("unschedulable", False), "unschedulable", bool),
+    )
+
+
+def _gpus(value: Any, where: _Where) -> tuple[Gpu, ...]:
+    if value is None:
+        return ()
+    fields = where.mapping(value, "gpus", GPU_KEYS)
+    model = where.typed(fields.get("model"), "gpus.model", str)
+    count = where.typed(fields.get("count"), "gpus.count", int)
+    if count < 0:
+        raise where.error("gpus.count", f"must be at least 0, got {count}")
+    complexes = fields.get("root_complexes", 1)
+    if isinstance(complexes, list):
+        split = tuple(where.typed(c, "gpus.root_complexes", int) for c in complexes)
+        if sum(split) != count or min(split, default=0) < 0:
+            raise where.error("gpus.root_complexes",
+                              f"GPUs per root complex {list(split)} do not add up to {count}")
+    else:
+        if where.typed(complexes, "gpus.root_complexes", int) < 1:
+            raise where.error("gpus.root_complexes", f"must be at least 1, got {complexes}")
+        split = even_split(count, complexes)
+    return gpus_over_root_complexes(model, split)
+
+
+def _disk(value: Any, where: _Where) -> Disk:
+    if value is None:
+        return Disk()
+    fields = where.mapping(value, "disk", DISK_KEYS)
+    kind_text = fields.get("kind", Disk().kind.value)
+    kinds = {kind.value: kind for kind in DiskKind}
+    if kind_text not in kinds:
+        raise where.error("disk.kind", f"expected one of {', '.join(kinds)}, got {kind_text!r}")
+    pool = fields.get("shared_pool")
+    return Disk(
+        kinds[kind_text],
+        iops=where.number(fields.get("iops", Disk().iops), "disk.iops", _whole, minimum=1),
+        bandwidth_bytes_s=where.number(fields.get("bandwidth", Disk().bandwidth_bytes_s),
+                                       "disk.bandwidth", _whole, minimum=1),
+        shared_pool=None if pool is None else where.typed(pool, "disk.shared_pool", str),
+    )
+
+
+def _taints(value: Any, where: _Where) -> tuple[Taint, ...]:
+    if not isinstance(value, list):
+        raise where.error("taints", "expected a list of taints")
+    effects = {effect.value: effect for effect in TaintEffect}
+    taints = []
+    for position, item in enumerate(value):
+        field = f"taints[{position}]"
+        fields = where.mapping(item, field, TAINT_KEYS)
+        effect = fields.get("effect", "NoSchedule")
+        if effect not in effects:
+            raise where.error(f"{field}.effect",
+                              f"expected one of {', '.join(effects)}, got {effect!r}")
+        taints.append(Taint(where.typed(fields.get("key"), f"{field}.key", str),
+                            _text(fields.get("value", ""), where, f"{field}.value"),
+                            effects[effect]))
+    return tuple(taints)
+
+
+def _whole(value: Any) -> int:
+    """A whole-number quantity such as 30000, "30k" or "76.8G"."""
+    return round(quantity(value))
+
+
+def _string_map(value: Any, where: _Where, field: str) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise where.error(field, "expected a mapping of strings")
+    return {where.typed(key, f"{field}", str): _text(item, where, f"{field}.{key}")
+            for key, item in value.items()}
+
+
+def _text(value: Any, where: _Where, field: str) -> str:
+    """A label or taint value: YAML reads `true` and `1` as non-strings; keep their text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | int | float):
+        return str(value)
+    raise where.error(field, f"expected a string, got {value!r}")
+
+
+def to_yaml(cluster: Cluster) -> str:
+    """The cluster in this schema, one explicit node per node; `read` gives it back."""
+    nodes = [_node_fields(node) for node in cluster.nodes]
+    document = {"name": cluster.name, "node_groups": [{"name": "nodes", "nodes": nodes}]}
+    return yaml.safe_dump(document, sort_keys=False)
+
+
+def _node_fields(node: NodeSpec) -> dict[str, Any]:
+    fields: dict[str, Any] = {
+        "name": node.name, "zone": node.zone, "rack": node.rack,
+        "cpu": node.allocatable.cpu, "memory": node.allocatable.memory,
+        "memory_bandwidth": node.memory_bandwidth_bytes_s, "cpu_speed": node.cpu_speed,
+    }
+    if node.gpus:
+        models = {gpu.model for gpu in node.gpus}
+        split = tuple(len(group) for group in node.root_complexes.values())
+        if len(models) != 1 or gpus_over_root_complexes(node.gpus[0].model, split) != node.gpus:
+            raise ValueError(f"node {node.name}: GPUs not of one model numbered by root complex")
+        fields["gpus"] = {"model": node.gpus[0].model, "count": len(node.gpus),
+                          "root_complexes": list(split)}
+    fields["disk"] = {"kind": node.disk.kind.value, "iops": node.disk.iops,
+                      "bandwidth": node.disk.bandwidth_bytes_s,
+                      "shared_pool": node.disk.shared_pool}
+    fields["labels"] = dict(node.labels)
+    fields["taints"] = [{"key": t.key, "value": t.value, "effect": t.effect.value}
+                        for t in node.taints]
+    fields["unschedulable"] = node.unschedulable
+    return fields
