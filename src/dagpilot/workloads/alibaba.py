@@ -1,0 +1,238 @@
+"""Alibaba cluster-trace-v2018 `batch_task` rows -> one job per `job_name`.
+
+The argument is a CSV file (plain or gzipped) or a folder, whose `*.csv` and `*.csv.gz` files are
+read in name order. Job ids are `<file stem>/<job_name>`, so samples that share jobs do not collide.
+
+Row -> task:
+- `task_name` encodes the DAG: `M3_1_2` is task 3, which depends on tasks 1 and 2; the letters
+  are not semantic. Tokens after the first `_` that are not whole numbers (`M1_Stg8`, a trailing
+  `_`) are ignored. A name that does not start with letters then digits (the trace's
+  `task_<random>` names) is not DAG-encoded: it becomes an independent task nobody can name.
+- A dependency on a number that no task of the job carries (the samples dropped some rows) is
+  dropped, and the job gets a label `alibaba.dropped_parents` with the count. A number carried
+  by several tasks makes the dependent wait for all of them.
+- `instance_num` -> instances (1 when "nan": the trace's Waiting rows);
+  `mean_instance_duration` -> runtime_s (the trace writes 1 when it is unknown, so those tasks
+  take 1 s); `plan_cpu` / 100 -> cores and `plan_mem` / 100 x
+  `settings.alibaba_machine_memory` -> bytes, each the settings default when "nan" or -1 (the
+  trace's marker for an invalid value).
+- `start_time` / `end_time` of 0 mean "not started" / "not ended". A job arrives at the earliest
+  start of its tasks (0 when none started); tasks keep their times in `recorded`.
+- A job whose rows are not all Terminated gets a label `alibaba.status` with the status counts
+  and no recorded makespan.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import logging
+import math
+import re
+import zlib
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from dagpilot.core.config import LoaderSettings
+from dagpilot.core.errors import InvalidInput
+from dagpilot.core.job_draft import JobDraft
+from dagpilot.core.types import Recorded, Resources, Task, labels
+
+log = logging.getLogger(__name__)
+
+TEXT_COLUMNS = ("job_name", "task_name", "status")
+NUMBER_COLUMNS = ("instance_num", "start_time", "end_time", "mean_instance_duration",
+                  "plan_cpu", "plan_mem")
+_DAG_NAME = re.compile(r"^[A-Za-z]+(\d+)(?:_(.*))?$")
+_FIRST_DATA_LINE = 2  # line 1 is the header
+TERMINATED = "Terminated"
+
+
+@dataclass(frozen=True, slots=True)
+class TaskName:
+    """What a `task_name` says: the task's number (None when not DAG-encoded) and its parents'."""
+
+    number: int | None
+    parents: tuple[int, ...] = ()
+
+
+def parse_task_name(name: str) -> TaskName:
+    """`M3_1_2` -> TaskName(3, (1, 2)); `M1_Stg8` -> TaskName(1); `task_Nzg3` -> TaskName(None)."""
+    match = _DAG_NAME.match(name)
+    if match is None:
+        return TaskName(None)
+    tokens = (match.group(2) or "").split("_")
+    return TaskName(int(match.group(1)), tuple(int(t) for t in tokens if t.isdigit()))
+
+
+def read(argument: str, settings: LoaderSettings) -> list[JobDraft]:
+    """One draft per job of every batch_task CSV named by `argument` (a file or a folder)."""
+    drafts: list[JobDraft] = []
+    for path in _csv_files(Path(argument)):
+        drafts.extend(read_file(path, settings))
+    return drafts
+
+
+def read_file(path: Path, settings: LoaderSettings) -> list[JobDraft]:
+    file = str(path)
+    rows = _task_rows(_numbers(_read_table(path), file), file, settings)
+    stem = _stem(path)
+    rows_by_job: dict[str, list[_Row]] = {}
+    for row in rows.iter_rows():
+        rows_by_job.setdefault(row[0], []).append(row)
+    return [_job(file, f"{stem}/{job}", job_rows) for job, job_rows in rows_by_job.items()]
+
+
+def _csv_files(path: Path) -> list[Path]:
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir()
+                       if p.is_file() and p.name.endswith((".csv", ".csv.gz")))
+        if not files:
+            raise InvalidInput(str(path), "", "", "folder holds no *.csv or *.csv.gz file")
+        return files
+    if not path.is_file():
+        raise InvalidInput(str(path), "", "", "no such file or folder")
+    return [path]
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in (".csv.gz", ".csv"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return path.stem
+
+
+def _read_table(path: Path) -> pl.DataFrame:
+    """Every column as text, so that a bad value can be reported with its line and column."""
+    file = str(path)
+    try:
+        with path.open("rb") as handle:
+            data = handle.read()
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as error:
+        raise InvalidInput(file, "", "", f"cannot read (truncated or corrupt gzip?): {error}") \
+            from error
+    try:
+        frame = pl.read_csv(io.BytesIO(data), infer_schema_length=0)
+    except pl.exceptions.PolarsError as error:
+        raise InvalidInput(file, _ragged_line(data), "",
+                           f"not a readable CSV: {str(error).splitlines()[0]}") from error
+    for column in (*TEXT_COLUMNS, *NUMBER_COLUMNS):
+        if column not in frame.columns:
+            raise InvalidInput(file, "header", column,
+                               f"missing column; the header has {', '.join(frame.columns)}")
+    return frame
+
+
+def _ragged_line(data: bytes) -> str:
+    """The first line whose field count differs from the header's, to locate a CSV error."""
+    rows = csv.reader(io.StringIO(data.decode("utf-8", errors="replace")))
+    width = None
+    for row in rows:
+        width = len(row) if width is None else width
+        if len(row) != width:
+            return f"line {rows.line_num}"
+    return ""
+
+
+def _numbers(frame: pl.DataFrame, file: str) -> pl.DataFrame:
+    """Numeric columns as floats ("nan" and empty become NaN); text columns must be non-empty."""
+    for column in TEXT_COLUMNS:
+        empty = frame.select((pl.col(column).is_null() | (pl.col(column).str.strip_chars() == ""))
+                             .arg_true()).to_series()
+        if empty.len():
+            raise InvalidInput(file, f"line {empty[0] + _FIRST_DATA_LINE}", column, "empty")
+    converted = frame.with_columns(
+        pl.col(c).str.strip_chars().cast(pl.Float64, strict=False).fill_null(math.nan)
+        for c in NUMBER_COLUMNS)
+    for column in NUMBER_COLUMNS:
+        text = frame[column].str.strip_chars()
+        number = converted[column]
+        bad = ((number.is_nan() & text.is_not_null() & (text != "")
+                & (text.str.to_lowercase() != "nan")) | number.is_infinite()).arg_true()
+        if bad.len():
+            raise InvalidInput(file, f"line {bad[0] + _FIRST_DATA_LINE}", column,
+                               f"not a finite number: {text[bad[0]]!r}")
+    return converted
+
+
+_Row = tuple[Any, ...]
+"""job_name, task_name, status, line, instances, runtime_s, cpu, memory, start_s, complete_s"""
+
+
+def _task_rows(frame: pl.DataFrame, file: str, settings: LoaderSettings) -> pl.DataFrame:
+    """The task fields in trace units converted to ours, one row per task (see module doc)."""
+    count = pl.col("instance_num")
+    fractional = frame.select((count.is_not_nan() & (count % 1 != 0)).arg_true()).to_series()
+    if fractional.len():
+        index = fractional[0]
+        raise InvalidInput(file, f"line {index + _FIRST_DATA_LINE}", "instance_num",
+                           f"not a whole number: {frame['instance_num'][index]:g}")
+    cpu, memory = pl.col("plan_cpu"), pl.col("plan_mem")
+    # -1 is the trace's marker for an invalid value (alibaba_trace_2018.md, section 2.2)
+    no_cpu, no_memory = cpu.is_nan() | (cpu == -1), memory.is_nan() | (memory == -1)
+    return frame.select(
+        "job_name", "task_name", "status",
+        (pl.int_range(pl.len()) + _FIRST_DATA_LINE).alias("line"),
+        # Waiting rows were never planned: one instance
+        pl.col("instance_num").fill_nan(1.0).cast(pl.Int64).alias("instances"),
+        pl.col("mean_instance_duration").alias("runtime_s"),
+        pl.when(no_cpu).then(settings.default_cpu).otherwise(cpu / 100.0).alias("cpu"),
+        pl.when(no_memory).then(float(settings.default_memory))
+        .otherwise(memory / 100.0 * settings.alibaba_machine_memory).alias("memory"),
+        pl.when(pl.col("start_time") > 0).then(pl.col("start_time")).alias("start_s"),
+        pl.when((pl.col("end_time") > 0) & (pl.col("status") == TERMINATED))
+        .then(pl.col("end_time")).alias("complete_s"),
+    )
+
+
+def _job(file: str, job_id: str, rows: Sequence[_Row]) -> JobDraft:
+    names = [parse_task_name(row[1]) for row in rows]
+    ids_by_number: dict[int, list[str]] = {}
+    for name, row in zip(names, rows, strict=True):
+        if name.number is not None:
+            ids_by_number.setdefault(name.number, []).append(row[1])
+    dropped = 0
+    draft = JobDraft(file, job_id)
+    for name, row in zip(names, rows, strict=True):
+        parents = tuple(task for number in name.parents for task in ids_by_number.get(number, ()))
+        missing = [n for n in name.parents if n not in ids_by_number]
+        if missing:
+            dropped += len(missing)
+            log.debug("%s: line %d: %s names missing tasks %s", file, row[3], job_id, missing)
+        draft.add(_task(row, parents), f"line {row[3]}")
+    _describe(draft, rows, dropped)
+    return draft
+
+
+def _task(row: _Row, parents: tuple[str, ...]) -> Task:
+    _, name, _, _, instances, runtime_s, cpu, memory, start_s, complete_s = row
+    recorded = None if start_s is None and complete_s is None else Recorded(
+        start_s=start_s, complete_s=complete_s)
+    return Task(id=name, name=name, runtime_s=runtime_s, requests=Resources(cpu, round(memory)),
+                parents=parents, instances=instances, recorded=recorded)
+
+
+def _describe(draft: JobDraft, rows: Sequence[_Row], dropped: int) -> None:
+    """Arrival, recorded makespan and labels of a job from its rows."""
+    starts = [row[8] for row in rows if row[8] is not None]
+    draft.arrival_s = min(starts, default=0.0)
+    statuses = Counter(row[2] for row in rows)
+    found: dict[str, str] = {}
+    if set(statuses) == {TERMINATED}:
+        ends = [row[9] for row in rows]
+        if starts and None not in ends:
+            draft.recorded_makespan_s = max(ends) - draft.arrival_s
+    else:
+        found["alibaba.status"] = ",".join(f"{s}={n}" for s, n in sorted(statuses.items()))
+    if dropped:
+        found["alibaba.dropped_parents"] = str(dropped)
+    draft.labels = labels(found)

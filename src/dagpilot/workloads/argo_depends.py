@@ -1,0 +1,118 @@
+"""Argo's `depends` expressions: `A && (B.Succeeded || C.Failed)` -> the tasks it waits for.
+
+Grammar (Argo's enhanced depends logic):
+
+    expression := conjunction ("||" conjunction)*
+    conjunction := unary ("&&" unary)*
+    unary := "!" unary | "(" expression ")" | TASK ["." RESULT]
+
+RESULT is one of Succeeded, Failed, Errored, Skipped, Omitted, Daemoned, AnySucceeded,
+AllFailed. Whatever the logic, a task waits until every task its expression names has finished,
+so the names are all a DAG needs; they come back in order of first appearance.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import NoReturn
+
+RESULTS = frozenset({"Succeeded", "Failed", "Errored", "Skipped", "Omitted", "Daemoned",
+                     "AnySucceeded", "AllFailed"})
+_TOKEN = re.compile(r"\s*(?:(&&|\|\||!|\(|\))|([A-Za-z0-9_][A-Za-z0-9_-]*(?:\.[A-Za-z]+)?))")
+
+
+class DependsError(ValueError):
+    """A `depends` expression that does not parse; the message says where."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Token:
+    text: str
+    position: int
+    is_name: bool
+
+
+def referenced_tasks(expression: str) -> tuple[str, ...]:
+    """The task names in a depends expression, in order of first appearance (empty: none)."""
+    tokens = _tokenize(expression)
+    if not tokens:
+        return ()
+    parser = _Parser(expression, tokens)
+    parser.expression()
+    if parser.index < len(tokens):
+        parser.fail(f"unexpected {tokens[parser.index].text!r}")
+    return tuple(dict.fromkeys(parser.names))
+
+
+def _tokenize(expression: str) -> list[_Token]:
+    tokens: list[_Token] = []
+    position = 0
+    while position < len(expression):
+        if expression[position:].isspace():
+            break
+        match = _TOKEN.match(expression, position)
+        if match is None:
+            offset = len(expression) - len(expression[position:].lstrip())
+            raise DependsError(f"unexpected character {expression[offset]!r} at position "
+                               f"{offset} in {expression!r}")
+        operator, name = match.group(1), match.group(2)
+        start = match.start(1) if operator else match.start(2)
+        tokens.append(_Token(operator or name, start, operator is None))
+        position = match.end()
+    return tokens
+
+
+class _Parser:
+    """Recursive descent over the tokens; collects the task names it meets."""
+
+    def __init__(self, expression: str, tokens: list[_Token]) -> None:
+        self.source = expression
+        self.tokens = tokens
+        self.index = 0
+        self.names: list[str] = []
+
+    def fail(self, message: str) -> NoReturn:
+        position = self.tokens[self.index].position if self.index < len(self.tokens) else len(
+            self.source)
+        raise DependsError(f"{message} at position {position} in {self.source!r}")
+
+    def peek(self) -> str | None:
+        return self.tokens[self.index].text if self.index < len(self.tokens) else None
+
+    def expression(self) -> None:
+        self.conjunction()
+        while self.peek() == "||":
+            self.index += 1
+            self.conjunction()
+
+    def conjunction(self) -> None:
+        self.unary()
+        while self.peek() == "&&":
+            self.index += 1
+            self.unary()
+
+    def unary(self) -> None:
+        if self.index >= len(self.tokens):
+            self.fail("expected a task name")
+        token = self.tokens[self.index]
+        self.index += 1
+        if token.text == "!":
+            self.unary()
+        elif token.text == "(":
+            self.expression()
+            if self.peek() != ")":
+                self.fail("expected ')'")
+            self.index += 1
+        elif token.is_name:
+            self.names.append(self._task(token))
+        else:
+            self.index -= 1
+            self.fail(f"expected a task name, got {token.text!r}")
+
+    def _task(self, token: _Token) -> str:
+        task, _, result = token.text.partition(".")
+        if result and result not in RESULTS:
+            raise DependsError(f"unknown task result {result!r} at position {token.position} in "
+                               f"{self.source!r}; known: {', '.join(sorted(RESULTS))}")
+        return task
