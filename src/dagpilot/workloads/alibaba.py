@@ -134,12 +134,15 @@ def _read_table(path: Path) -> pl.DataFrame:
 
 def _ragged_line(data: bytes) -> str:
     """The first line whose field count differs from the header's, to locate a CSV error."""
-    rows = csv.reader(io.StringIO(data.decode("utf-8", errors="replace")))
+    rows = csv.reader(io.StringIO(data.decode("utf-8", errors="replace"), newline=""))
     width = None
-    for row in rows:
-        width = len(row) if width is None else width
-        if len(row) != width:
-            return f"line {rows.line_num}"
+    try:
+        for row in rows:
+            width = len(row) if width is None else width
+            if len(row) != width:
+                return f"line {rows.line_num}"
+    except csv.Error:
+        return f"line {rows.line_num}"
     return ""
 
 
