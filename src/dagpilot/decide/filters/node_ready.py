@@ -1,0 +1,39 @@
+"""NodeReady: a NotReady node takes no new pods.
+
+In Kubernetes the node lifecycle controller taints a NotReady node with
+`node.kubernetes.io/not-ready:NoSchedule` and TaintToleration rejects it; here readiness is a
+state, not a taint, so this filter plays that part (a pod tolerating the taint passes).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from dagpilot.core.status import Status
+from dagpilot.core.types import Taint, TaintEffect, Task
+from dagpilot.core.view import NodeState
+from dagpilot.decide.node_arrays import Bools, NodeArrays
+
+NOT_READY_TAINT = Taint("node.kubernetes.io/not-ready", "", TaintEffect.NO_SCHEDULE)
+
+
+def _tolerates_not_ready(task: Task) -> bool:
+    return any(t.tolerates(NOT_READY_TAINT) for t in task.tolerations)
+
+
+class NodeReady:
+    name: ClassVar[str] = "NodeReady"
+    static: ClassVar[bool] = False
+
+    def check(self, task: Task, node: NodeState) -> Status:
+        if node.ready or _tolerates_not_ready(task):
+            return Status.success()
+        return Status.unschedulable(self.name, "node(s) had untolerated taint "
+                                               "{node.kubernetes.io/not-ready: }")
+
+    def mask(self, task: Task, nodes: NodeArrays) -> Bools:
+        if task.tolerations and _tolerates_not_ready(task):
+            return np.ones(len(nodes), dtype=np.bool_)
+        return nodes.ready
