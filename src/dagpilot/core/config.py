@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,9 +32,115 @@ class ValidatorSettings:
 
 
 @dataclass(frozen=True)
+class PhysicsSwitches:
+    """Which physical effects the simulator applies; `enabled = false` turns them all off."""
+
+    enabled: bool = True
+    memory_bandwidth: bool = True
+    storage_io: bool = True
+    network: bool = True
+    gpu_pcie: bool = True
+    memory: bool = True  # page cache on top of the working set, and OOM kills
+    faults: bool = True  # NotReady periods of nodes
+
+    def effective(self) -> PhysicsSwitches:
+        """Each switch ANDed with the master switch."""
+        if self.enabled:
+            return self
+        return PhysicsSwitches(False, False, False, False, False, False, False)
+
+
+@dataclass(frozen=True)
+class PhysicsParameters:
+    """The parameters of the physical effects (docs/SIMULATOR.md gives each formula)."""
+
+    # Memory bandwidth: what one busy core of fully memory-bound work streams, and the knee.
+    membw_per_core_bytes_s: float = 8e9
+    membw_knee: float = 0.75  # channel utilisation where memory-bound work starts to slow
+    membw_saturation_mbpi: float = 0.85  # MBPI where the cache-miss factor is reached
+    membw_cache_miss_factor: float = 3.2
+    # Storage: IOPS of one pod, service times per disk kind, await levels and their slowdowns.
+    io_block_bytes: int = 256 * 2**10
+    io_pod_iops: float = 1_000.0  # a fully I/O-bound pod whose bytes were not recorded
+    io_service_ms_nvme: float = 0.1
+    io_service_ms_ssd: float = 0.5
+    io_service_ms_network: float = 2.0
+    io_service_ms_hdd: float = 8.0
+    io_level1_ms: float = 10.0
+    io_level2_ms: float = 50.0
+    io_level3_ms: float = 200.0
+    io_level1_factor: float = 1.5
+    io_level2_factor: float = 3.0
+    io_level3_factor: float = 6.0
+    # Network: round-trip times by topology, and how much of communication time is latency-bound.
+    rtt_same_node_ms: float = 0.05
+    rtt_same_rack_ms: float = 0.1
+    rtt_cross_rack_ms: float = 0.8
+    rtt_cross_zone_ms: float = 2.0
+    network_latency_sensitivity: float = 0.1
+    # GPU PCIe: a multi-GPU pod across root complexes gets 1/this of the bandwidth.
+    pcie_cross_complex_factor: float = 5.0
+    # Memory: page cache per byte of working set of a fully I/O-bound task; OOM threshold.
+    page_cache_ratio: float = 0.8
+    memory_capacity_factor: float = 1.0  # the kernel OOM-kills past allocatable x this
+
+
+@dataclass(frozen=True)
+class StorageQosSettings:
+    """The IOPS process of each shared storage pool: slow drift, and rare collapses."""
+
+    drift_interval_s: float = 300.0
+    drift_sigma: float = 0.1  # log-space standard deviation of the drift around nominal
+    collapse_rate_per_hour: float = 0.25
+    collapse_mean_s: float = 600.0
+    collapse_min_iops: float = 1_000.0
+    collapse_max_iops: float = 2_000.0
+
+
+@dataclass(frozen=True)
+class FaultSettings:
+    """NotReady periods of nodes: a Poisson process per node, exponential durations."""
+
+    rate_per_node_hour: float = 0.001
+    mean_duration_s: float = 300.0
+
+
+@dataclass(frozen=True)
+class SimSettings:
+    """The simulator: physics switches and parameters, overheads, sampling, limits, reward."""
+
+    physics: PhysicsSwitches = field(default_factory=PhysicsSwitches)
+    effects: PhysicsParameters = field(default_factory=PhysicsParameters)
+    storage: StorageQosSettings = field(default_factory=StorageQosSettings)
+    faults: FaultSettings = field(default_factory=FaultSettings)
+    # Overheads, to be fitted to real runs: the engine notices finished tasks and creates pods
+    # on a polling grid (a random phase per job), then the API adds a latency; bound pods take
+    # a log-normal start-up time (image pull, container start) before they run.
+    poll_interval_s: float = 5.0
+    submit_latency_s: float = 0.5
+    startup_median_s: float = 3.0
+    startup_sigma: float = 0.4
+    engine_queue_size: int = 0  # pods of one job in flight at once (Nextflow queueSize); 0: any
+    # Metrics scrape interval (Prometheus): schedulers see node signals this stale.
+    sample_interval_s: float = 15.0
+    horizon_s: float = math.inf  # stop the run here
+    # A killed pod is retried after a back-off that doubles per attempt up to a cap (Argo's
+    # retryStrategy, Kubernetes' CrashLoopBackOff: 10 s doubling to 5 min).
+    retry_backoff_s: float = 10.0
+    retry_backoff_max_s: float = 300.0
+    oom_retry_limit: int = 5  # an instance OOM-killed more often fails its job
+    reward_oom_penalty: float = 600.0  # job-seconds of reward lost per OOM kill
+
+    def without_physics(self) -> SimSettings:
+        """The ideal run: every physical effect off (`--physics off`)."""
+        return dataclasses.replace(self, physics=dataclasses.replace(self.physics, enabled=False))
+
+
+@dataclass(frozen=True)
 class Settings:
     loaders: LoaderSettings = field(default_factory=LoaderSettings)
     validator: ValidatorSettings = field(default_factory=ValidatorSettings)
+    sim: SimSettings = field(default_factory=SimSettings)
 
 
 def load_settings(path: Path | None = None) -> Settings:

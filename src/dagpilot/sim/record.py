@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 class JobRecord:
     job_id: str
     arrival_s: float
-    finish_s: float | None  # None when the run ended first
+    finish_s: float | None  # None when the run ended first, or the job failed
     critical_path_s: float  # ideal-speed critical path of the job
     work_core_s: float
+    failed: bool = False  # a pod was OOM-killed more often than SimSettings.oom_retry_limit
 
     @property
     def jct_s(self) -> float | None:
@@ -29,7 +30,8 @@ class PodRecord:
     bound_s: float | None
     started_s: float | None
     finished_s: float | None
-    outcome: str  # "succeeded" | "oom-killed" | "node-fault" | "unfinished"
+    outcome: str  # "succeeded" | "oom-killed" | "node-fault" | "unfinished" | "cancelled"
+    ended_s: float | None = None  # when the attempt ended, whatever the outcome
 
 
 @dataclass(frozen=True, slots=True)
