@@ -1,3 +1,3 @@
-"""dagpilot: a physics-aware deep-reinforcement-learning scheduler for DAG workflows on Kubernetes."""
+"""dagpilot: a physics-aware DRL scheduler for DAG workflows on Kubernetes."""
 
 __version__ = "0.1.0"
