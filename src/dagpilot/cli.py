@@ -4,21 +4,35 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    Progress,
+    SpinnerColumn,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
+from dagpilot.bench import harness, main_job
 from dagpilot.clusters import load_cluster
 from dagpilot.clusters import summary as cluster_summary
 from dagpilot.core.config import Settings, load_settings
-from dagpilot.core.errors import DagpilotError
+from dagpilot.core.errors import DagpilotError, SpecError
+from dagpilot.core.units import duration_s
 from dagpilot.workloads import load
 from dagpilot.workloads import summary as workload_summary
 from dagpilot.workloads import validate as validator
+from dagpilot.workloads.arrivals import ArrivalSpec
 
 app = typer.Typer(help="Physics-aware DRL scheduling of DAG workflows on Kubernetes.",
                   no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
@@ -50,11 +64,144 @@ def _root(verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False) -> 
 
 
 @app.command()
-def run(settings: SettingsOption = None) -> None:
-    """The main job: the built-in workload on the built-in cluster."""
-    loaded = _settings(settings)
-    _show_cluster(load_cluster(BUILTIN_CLUSTER, loaded.loaders), as_json=False)
-    _show_workload(BUILTIN_WORKLOAD, load(BUILTIN_WORKLOAD, loaded.loaders), as_json=False)
+def run(
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for summary.json and plots.")] = (
+        main_job.OUT_DIR),
+    settings: SettingsOption = None,
+) -> None:
+    """The main job: the built-in workload mix (Poisson arrivals at load 0.8 with a 17x burst in
+    the middle) on the built-in cluster, every baseline, a few seeds; table and plots in --out."""
+    _run_benchmark(main_job.main_job(out_dir), _settings(settings))
+
+
+@app.command()
+def bench(
+    *,
+    workloads: Annotated[list[str], typer.Option(
+        "--workload", help="Workload spec, FORMAT:PATH or builtin:NAME (repeatable).")],
+    cluster: Annotated[str, typer.Option(help="Cluster spec, e.g. builtin:default.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for summary.json and plots.")],
+    schedulers: Annotated[str, typer.Option(help="Comma-separated scheduler names.")] = ",".join(
+        main_job.BASELINES),
+    seeds: Annotated[int, typer.Option(min=1, help="Number of seeds: 0 .. N-1.")] = 3,
+    arrival: Annotated[str, typer.Option(help="trace (recorded times) or poisson.")] = "trace",
+    load_factor: Annotated[float, typer.Option(
+        "--load", help="Poisson arrivals: share of the busiest resource asked for.")] = 0.8,
+    bursts: Annotated[list[str] | None, typer.Option(
+        "--burst", help="FACTORx@START+LENGTH, e.g. 17x@3600s+1800s (repeatable).")] = None,
+    physics: Annotated[str, typer.Option(help="on or off: the physical effects.")] = "on",
+    horizon: Annotated[str | None, typer.Option(
+        help="Jobs arrive until this time (seconds or 2h); the runs then drain.")] = None,
+    workers: Annotated[int, typer.Option(min=1, help="Processes running runs side by side.")] = 1,
+    settings: SettingsOption = None,
+) -> None:
+    """Run schedulers on the simulator, paired over seeds; write DIR/summary.json and plots."""
+    config = harness.BenchConfig(
+        workloads=tuple(workloads), cluster=cluster,
+        schedulers=tuple(name.strip() for name in schedulers.split(",") if name.strip()),
+        seeds=tuple(range(seeds)), out_dir=out_dir,
+        arrival=ArrivalSpec.from_options(arrival, load_factor, bursts or ()),
+        physics=_on_off(physics), horizon_s=_horizon(horizon), workers=workers)
+    _run_benchmark(config, _settings(settings))
+
+
+def _on_off(text: str) -> bool:
+    if text not in ("on", "off"):
+        raise SpecError(text, "--physics must be on or off")
+    return text == "on"
+
+
+def _horizon(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        return duration_s(text)
+    except ValueError as error:
+        raise SpecError(text, f"bad --horizon: {error}") from error
+
+
+def _run_benchmark(config: harness.BenchConfig, settings: Settings) -> None:
+    """Run with a progress bar, then print the table; Ctrl-C prints what finished."""
+    columns = (SpinnerColumn(), TextColumn("{task.description:<28}"), BarColumn(),
+               TaskProgressColumn(), TimeElapsedColumn(), TimeRemainingColumn())
+    try:
+        with Progress(*columns, console=err, transient=True) as bar:
+            task = bar.add_task("preparing", total=1.0)
+            summary = harness.run_benchmark(
+                config, settings,
+                lambda done, label: bar.update(task, completed=done, description=label))
+    except harness.Interrupted as stop:
+        out.print(_bench_table(stop.summary.document))
+        err.print(f"[yellow]interrupted:[/] {escape(str(stop))}")
+        raise typer.Exit(130) from None
+    out.print(_bench_table(summary.document))
+    out.print(f"summary: {escape(str(summary.path))}")
+    for plot in summary.plots:
+        out.print(f"plot:    {escape(str(plot))}")
+
+
+def _bench_table(document: dict[str, Any]) -> Table:
+    """Means over seeds per scheduler; ratios are paired per seed (mean ± 95 % half-width).
+
+    A narrow terminal drops the columns marked optional rather than squeeze every column.
+    """
+    figures = document["schedulers"]
+    ratios = document["ratios"]
+    reference = "kube-default" if "kube-default" in figures else next(iter(figures), "")
+
+    def versus(name: str, row: dict[str, Any]) -> str:
+        entry = ratios.get(f"{name}/{reference}", {}).get("avg_jct")
+        return _interval(entry) if entry else "-"
+
+    columns: list[tuple[str, Callable[[str, dict[str, Any]], str], bool]] = [
+        ("avg\nJCT", lambda _, row: _duration(row["avg_jct_s"]), False),
+        ("p95\nJCT", lambda _, row: _duration(row["p95_jct_s"]), True),
+        ("make-\nspan", lambda _, row: _duration(row["makespan_s"]), False),
+        ("slow-\ndown", lambda _, row: f"{row['avg_slowdown']:.2f}", False),
+        ("JCT ÷\nref", versus, False),
+        ("JCT ÷\nbound", lambda _, row: f"{row['avg_jct_to_bound']:.2f}", False),
+        ("span ÷\nbound", lambda _, row: f"{row['makespan_to_bound']:.2f}", True),
+        ("failed\njobs", lambda _, row: _count(row["unfinished_jobs"]), False),
+        ("OOM\nkills", lambda _, row: _count(row["oom_kills"]), True),
+        ("peak\nbacklog", lambda _, row: _count(row["peak_backlog"]), False),
+        ("drain", lambda _, row: _duration(row["drain_s"]), False),
+    ]
+    shown = [column for column in columns if out.width >= 100 or not column[2]]
+    table = Table(title=f"{', '.join(document['workloads'])} on {document['cluster']}: "
+                        f"{len(document['seeds'])} seeds, physics {document['physics']}"
+                        + (" (interrupted)" if document.get("interrupted") else ""),
+                  caption=f"means over seeds; ref: {reference}, ratios paired per seed ± 95 % "
+                          "CI; bound: the lower bound; failed: failed or unfinished jobs",
+                  box=box.SIMPLE_HEAD, padding=(0, 0, 0, 1), show_edge=False)
+    table.add_column("scheduler", no_wrap=True)
+    for header, _, _ in shown:
+        table.add_column(escape(header), justify="right", no_wrap=True)
+    for name, row in figures.items():
+        table.add_row(escape(name), *(cell(name, row) for _, cell, _ in shown))
+    bound = document["lower_bound"]
+    cells = {"avg\nJCT": _duration(bound["avg_jct_s"]),
+             "make-\nspan": _duration(bound["makespan_s"])}
+    table.add_row("[dim]lower bound[/]", *(cells.get(header, "") for header, _, _ in shown))
+    return table
+
+
+def _count(mean: float) -> str:
+    """A mean of counts over seeds: whole when it is whole."""
+    return f"{mean:.0f}" if float(mean).is_integer() else f"{mean:.1f}"
+
+
+def _interval(entry: dict[str, Any]) -> str:
+    low, high = entry["ci95"]
+    half = (high - low) / 2
+    return f"{entry['mean']:.2f}±{half:.2f}" if half > 0 else f"{entry['mean']:.2f}"
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 7200:
+        return f"{seconds / 3600:.1f}h"
+    if seconds >= 120:
+        return f"{seconds / 60:.0f}m"
+    return f"{seconds:.0f}s"
 
 
 @app.command("validate")

@@ -1,0 +1,192 @@
+"""Simulator speed on one core: events per second, scaling with cluster size, peak memory.
+
+    taskset -c 0 .venv/bin/python bench/sim_speed.py [--quick] [--skip-memory]
+
+Three measurements, printed as tables and written to bench/out/sim_speed.json:
+
+1. Throughput with `kube-default` on `builtin:scale-100`: the built-in archetype mix arriving as
+   a Poisson process at 0.8 of the cluster's cores (the arrival module's rate; the GPUs are
+   oversubscribed at that rate, so GPU pods queue and the scheduler works through a backlog).
+   The baseline in the same run is the bare event kernel processing the same number of no-op
+   events (each handler schedules the next of its chain, 1,000 chains in flight), so the figure
+   is also a ratio: the share of the bare event-loop speed the simulator keeps.
+2. Scaling from 10 to 5,000 nodes: the same workload at the same load. The arrival horizon is
+   scaled as 1/nodes so every size processes a similar number of events (jobs per second grow
+   with the cluster), but never below 30 minutes; the run stops at the horizon (a throughput
+   measurement, not a benchmark).
+3. Peak memory (ru_maxrss of a fresh child process) for a trace of 100,000 tasks of the mix,
+   loaded and simulated to the end with every job arriving once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dagpilot.clusters import load_cluster
+from dagpilot.core.config import SimSettings
+from dagpilot.core.types import Cluster, Job
+from dagpilot.schedulers import SCHEDULERS
+from dagpilot.sim.kernel import Kernel
+from dagpilot.sim.run import simulate
+from dagpilot.workloads import load
+from dagpilot.workloads.arrivals import ArrivalSpec, assign_arrivals
+
+OUT = Path(__file__).resolve().parent / "out"
+POOL = "builtin:mix:200"  # the job pool Poisson arrivals cycle through
+LOAD = 0.8
+SCHEDULER = "kube-default"
+REFERENCE_NODES = 100
+REFERENCE_HORIZON_S = 6 * 3600.0
+SCALING_NODES = (10, 100, 1000, 5000)
+MIN_HORIZON_S = 1800.0  # the largest clusters still see jobs finish
+MEMORY_TASKS = 100_000
+MEMORY_NODES = 100  # decisions cost grows with nodes; the trace size is what memory is about
+
+
+def throughput(nodes: int, horizon_s: float, pool: list[Job], seed: int = 0) -> dict[str, Any]:
+    """One run of kube-default on `builtin:scale-N`; events, wall seconds, events per second."""
+    cluster = load_cluster(f"builtin:scale-{nodes}")
+    jobs = arrivals(pool, cluster, horizon_s, seed)
+    settings = dataclasses.replace(SimSettings(), horizon_s=horizon_s)
+    record = simulate(jobs, cluster, SCHEDULERS[SCHEDULER](), settings, seed)
+    return {"nodes": nodes, "horizon_s": horizon_s, "jobs": len(jobs),
+            "pods": len(record.pods), "events": record.events, "wall_s": record.wall_seconds,
+            "events_per_s": record.events / record.wall_seconds,
+            # the simulator alone: the wall time minus the time spent inside Scheduler.decide
+            "sim_events_per_s": record.events / max(record.wall_seconds - record.decision_seconds,
+                                                    1e-9),
+            "pods_per_s": len(record.pods) / record.wall_seconds,
+            "decisions": record.decisions, "decision_s": record.decision_seconds}
+
+
+def arrivals(pool: list[Job], cluster: Cluster, horizon_s: float | None, seed: int) -> list[Job]:
+    spec = ArrivalSpec("poisson", LOAD)
+    return assign_arrivals(pool, spec, cluster.capacity.cpu, np.random.default_rng(seed),
+                           horizon_s)
+
+
+def kernel_baseline(events: int, in_flight: int = 1000) -> dict[str, Any]:
+    """The bare kernel: `events` no-op events, `in_flight` self-rescheduling chains."""
+    kernel = Kernel()
+    gaps = np.random.default_rng(0).exponential(1.0, size=max(events, 1)).tolist()
+    scheduled = [min(in_flight, events)]
+
+    def tick(_: Any, __: int) -> None:
+        if scheduled[0] < events:  # each event schedules the next one of its chain
+            kernel.schedule(kernel.now_s + gaps[scheduled[0]], 0, tick, None, 0)
+            scheduled[0] += 1
+
+    started = time.perf_counter()
+    for index in range(scheduled[0]):
+        kernel.schedule(gaps[index], 0, tick, None, 0)
+    kernel.run_until(math.inf)
+    wall = time.perf_counter() - started
+    return {"events": kernel.processed, "in_flight": in_flight, "wall_s": wall,
+            "events_per_s": kernel.processed / wall}
+
+
+def memory_child(tasks: int, nodes: int) -> dict[str, Any]:
+    """Load a mix of `tasks` tasks and simulate it to the end; this process's peak RSS."""
+    started = time.perf_counter()
+    jobs, count = [], 0
+    pool = load(f"builtin:mix:{max(1, tasks // 10)}")
+    for job in pool:
+        if count >= tasks:
+            break
+        jobs.append(job)
+        count += len(job.tasks)
+    cluster = load_cluster(f"builtin:scale-{nodes}")
+    timed = arrivals(jobs, cluster, None, 0)
+    loaded = time.perf_counter() - started
+    record = simulate(timed, cluster, SCHEDULERS[SCHEDULER](), SimSettings(), 0)
+    return {"tasks": count, "jobs": len(jobs), "pods": len(record.pods), "nodes": nodes,
+            "events": record.events, "load_s": loaded, "simulate_s": record.wall_seconds,
+            "unfinished_jobs": sum(1 for job in record.jobs if job.finish_s is None),
+            "peak_rss_bytes": peak_rss_bytes()}
+
+
+def peak_rss_bytes() -> int:
+    # ru_maxrss is in kilobytes on Linux, in bytes on macOS
+    scale = 1 if sys.platform == "darwin" else 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
+
+
+def memory(tasks: int, nodes: int) -> dict[str, Any]:
+    """Run memory_child in a fresh interpreter, so nothing measured before counts."""
+    command = [sys.executable, __file__, "--memory-child", str(tasks), str(nodes)]
+    finished = subprocess.run(command, check=True, capture_output=True, text=True)
+    result: dict[str, Any] = json.loads(finished.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a smaller run, for a smoke test")
+    parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--memory-child", nargs=2, type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, default=OUT / "sim_speed.json")
+    options = parser.parse_args()
+    if options.memory_child:
+        print(json.dumps(memory_child(*options.memory_child)))
+        return
+    scale = 0.1 if options.quick else 1.0
+    pool = load(POOL)
+    reference = throughput(REFERENCE_NODES, REFERENCE_HORIZON_S * scale, pool)
+    baseline = kernel_baseline(reference["events"])
+    reference["kernel_events_per_s"] = baseline["events_per_s"]
+    reference["share_of_kernel_speed"] = reference["events_per_s"] / baseline["events_per_s"]
+    print_reference(reference)
+    scaling = []
+    for nodes in SCALING_NODES:
+        horizon = scale * max(REFERENCE_HORIZON_S * REFERENCE_NODES / nodes, MIN_HORIZON_S)
+        scaling.append(throughput(nodes, horizon, pool))
+        print_scaling(scaling[-1])
+    peak = None if options.skip_memory else memory(
+        int(MEMORY_TASKS * (0.05 if options.quick else 1.0)), MEMORY_NODES)
+    if peak:
+        print(f"memory: {peak['tasks']:,} tasks ({peak['pods']:,} pods) on {peak['nodes']} "
+              f"nodes: peak RSS {peak['peak_rss_bytes'] / 2**30:.2f} GiB; load "
+              f"{peak['load_s']:.1f} s, simulate {peak['simulate_s']:.1f} s, "
+              f"{peak['events']:,} events")
+    options.out.parent.mkdir(parents=True, exist_ok=True)
+    options.out.write_text(json.dumps({
+        "machine": {"python": platform.python_version(), "cpu": platform.processor(),
+                    "cores_visible": len(os.sched_getaffinity(0))},
+        "reference": reference, "kernel_baseline": baseline, "scaling": scaling,
+        "memory": peak}, indent=2) + "\n")
+    print(f"wrote {options.out}")
+
+
+def print_reference(row: dict[str, Any]) -> None:
+    print(f"{SCHEDULER} on builtin:scale-{row['nodes']}: {row['events']:,} events in "
+          f"{row['wall_s']:.2f} s = {row['events_per_s']:,.0f} events/s "
+          f"({row['share_of_kernel_speed']:.1%} of the bare kernel's "
+          f"{row['kernel_events_per_s']:,.0f} events/s); {row['pods']:,} pods, "
+          f"decide {row['decision_s'] / row['wall_s']:.0%} of the time; without it "
+          f"{row['sim_events_per_s']:,.0f} events/s")
+    print(f"{'nodes':>6} {'horizon s':>10} {'pods':>9} {'events':>10} {'wall s':>8} "
+          f"{'events/s':>10} {'sim only':>10} {'pods/s':>8} {'decide %':>9}")
+
+
+def print_scaling(row: dict[str, Any]) -> None:
+    print(f"{row['nodes']:>6} {row['horizon_s']:>10.0f} {row['pods']:>9,} {row['events']:>10,} "
+          f"{row['wall_s']:>8.2f} {row['events_per_s']:>10,.0f} "
+          f"{row['sim_events_per_s']:>10,.0f} {row['pods_per_s']:>8,.0f} "
+          f"{row['decision_s'] / row['wall_s']:>9.0%}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""Refuse, before a run starts, a workload with a task that no node of the cluster can ever hold.
+
+Such a task would wait forever and the run would end at its horizon with nothing to say why.
+The check is on requests against allocatable (CPU, memory, GPUs of the requested model), the
+same amounts NodeResourcesFit compares; labels and taints are left to the schedulers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dagpilot.core.errors import DagpilotError
+from dagpilot.core.types import Cluster, Job, NodeSpec, Resources, Task
+
+GIB = 2**30
+
+
+class NeverFits(DagpilotError):
+    """A task needs more than any node offers."""
+
+    def __init__(self, job: Job, task: Task, cluster: Cluster) -> None:
+        self.job_id = job.id
+        self.task_id = task.id
+        largest = cluster.largest_node
+        message = (f"task {task.id!r} of job {job.id!r} needs {describe(task.requests)}, more "
+                   f"than any node of cluster {cluster.name!r} offers; the largest node is "
+                   f"{largest.name} ({describe(largest.allocatable)})")
+        gpu_node = _most_gpus(cluster, task.requests.gpu_model)
+        if task.requests.gpus and gpu_node is not None and gpu_node is not largest:
+            message += f"; the node with the most such GPUs is {gpu_node.name} " \
+                       f"({describe(gpu_node.allocatable)})"
+        elif task.requests.gpus and gpu_node is None:
+            message += f"; no node has {task.requests.gpu_model or 'any'} GPUs"
+        super().__init__(message)
+
+
+class EmptyCluster(DagpilotError):
+    def __init__(self, cluster: Cluster) -> None:
+        super().__init__(f"cluster {cluster.name!r} has no nodes")
+
+
+def check_fits(jobs: Sequence[Job], cluster: Cluster) -> None:
+    """Raise NeverFits for the first task (in job and topological order) no node can hold."""
+    if not cluster.nodes:
+        raise EmptyCluster(cluster)
+    seen: set[Resources] = set()
+    for job in jobs:
+        for task in job.tasks:
+            if task.requests in seen:
+                continue
+            if not any(fits(task.requests, node) for node in cluster.nodes):
+                raise NeverFits(job, task, cluster)
+            seen.add(task.requests)
+
+
+def fits(requests: Resources, node: NodeSpec) -> bool:
+    """Whether an empty node holds the requests, GPU model included."""
+    if not requests.fits_in(node.allocatable):
+        return False
+    return not (requests.gpus and requests.gpu_model
+                and requests.gpu_model != gpu_model(node))
+
+
+def gpu_model(node: NodeSpec) -> str | None:
+    return node.allocatable.gpu_model or (node.gpus[0].model if node.gpus else None)
+
+
+def describe(resources: Resources) -> str:
+    text = f"{resources.cpu:g} CPU, {resources.memory / GIB:.4g} GiB memory"
+    if resources.gpus:
+        text += f", {resources.gpus} {resources.gpu_model or ''} GPUs".replace("  ", " ")
+    return text
+
+
+def _most_gpus(cluster: Cluster, model: str | None) -> NodeSpec | None:
+    holders = [node for node in cluster.nodes if node.allocatable.gpus
+               and (model is None or gpu_model(node) == model)]
+    return max(holders, key=lambda node: (node.allocatable.gpus, node.name), default=None)

@@ -1,0 +1,75 @@
+"""The load a Poisson arrival process offers, per resource, and the bottleneck it is set on.
+
+`--load 0.8` means: the arrivals ask, on average, for 0.8 of the cluster's *busiest* resource.
+The arrival module sets its rate on CPU cores alone; a workload whose GPU or memory demand is
+larger relative to the cluster would then be offered more than the cluster can ever serve (the
+built-in mix on the built-in cluster asks for about 3.5 times its GPUs at 0.8 of its cores),
+queues would only grow, and no scheduler could be told from another. So the harness hands the
+arrival process a *CPU-equivalent capacity*, scaled down by the bottleneck's share.
+
+Demand per job: core-seconds (requests x runtime), byte-seconds of memory requests and
+GPU-seconds, over every instance; capacity: the cluster's cores, memory and GPUs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dagpilot.bench.bounds import gpu_work_s
+from dagpilot.core.types import Cluster, Job
+
+
+@dataclass(frozen=True, slots=True)
+class OfferedLoad:
+    """Mean demand of a job over the cluster's capacity (seconds of the whole resource)."""
+
+    cpu_s: float
+    memory_s: float
+    gpu_s: float
+
+    @property
+    def bottleneck(self) -> str:
+        return max(("cpu", self.cpu_s), ("memory", self.memory_s), ("gpu", self.gpu_s),
+                   key=lambda pair: pair[1])[0]
+
+    @property
+    def busiest_s(self) -> float:
+        return max(self.cpu_s, self.memory_s, self.gpu_s)
+
+    def shares(self, rate_per_s: float) -> dict[str, float]:
+        """The share of each resource asked for at an arrival rate."""
+        return {"cpu": rate_per_s * self.cpu_s, "memory": rate_per_s * self.memory_s,
+                "gpu": rate_per_s * self.gpu_s}
+
+
+def memory_work_byte_s(job: Job) -> float:
+    total = 0.0
+    for task in job.tasks:
+        runtimes = sum(task.instance_runtimes_s) if task.instance_runtimes_s else (
+            task.runtime_s * task.instances)
+        total += runtimes * task.requests.memory
+    return total
+
+
+def offered_load(jobs: Sequence[Job], cluster: Cluster) -> OfferedLoad:
+    """Mean per-job demand of each resource, in seconds of the whole cluster's resource."""
+    count = max(len(jobs), 1)
+    capacity = cluster.capacity
+
+    def share(total: float, available: float) -> float:
+        return total / count / available if available > 0 else 0.0
+
+    return OfferedLoad(
+        cpu_s=share(sum(job.total_work_core_s for job in jobs), capacity.cpu),
+        memory_s=share(sum(memory_work_byte_s(job) for job in jobs), float(capacity.memory)),
+        gpu_s=share(sum(gpu_work_s(job) for job in jobs), float(capacity.gpus)),
+    )
+
+
+def cpu_equivalent_cores(jobs: Sequence[Job], cluster: Cluster) -> float:
+    """The cores to give a CPU-based arrival rate so that the busiest resource gets the load."""
+    demand = offered_load(jobs, cluster)
+    if demand.busiest_s <= 0 or demand.cpu_s <= 0:
+        return cluster.capacity.cpu
+    return cluster.capacity.cpu * demand.cpu_s / demand.busiest_s
