@@ -23,6 +23,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from dagpilot import registry
 from dagpilot.bench import harness, main_job
 from dagpilot.clusters import load_cluster
 from dagpilot.clusters import summary as cluster_summary
@@ -41,6 +42,9 @@ workloads_app = typer.Typer(help="Inspect workloads (traces and built-in generat
 clusters_app = typer.Typer(help="Inspect cluster inventories.", no_args_is_help=True)
 app.add_typer(workloads_app, name="workloads")
 app.add_typer(clusters_app, name="clusters")
+models_app = typer.Typer(help="The model registry: publish, verify, list, roll back.",
+                         no_args_is_help=True)
+app.add_typer(models_app, name="models")
 
 out = Console()
 err = Console(stderr=True)
@@ -269,6 +273,96 @@ def _show_cluster(cluster: Any, as_json: bool) -> None:
                       f"{group['memory_bytes'] / 2**30:.0f}", str(group["gpus"]),
                       group["gpu_model"] or "-", group["disk"])
     out.print(table)
+
+
+RootOption = Annotated[Path, typer.Option(
+    "--root", help="Registry folder: version folders, SHA256SUMS, the current link.")]
+
+
+@models_app.command("publish")
+def models_publish(
+    source: Annotated[Path, typer.Argument(
+        help="Folder with weights.pt, normaliser.json or .npz, config.json [, metadata.json].")],
+    root: RootOption,
+    version: Annotated[str, typer.Option("--version", help="Name of the new version.")],
+    sets: Annotated[list[str] | None, typer.Option(
+        "--set", help="Metadata KEY=VALUE (VALUE parsed as JSON if it is); repeatable.")] = None,
+    activate: Annotated[bool, typer.Option(
+        "--activate/--no-activate", help="Make the new version current.")] = True,
+) -> None:
+    """Store a new version: written completely, checksummed, verified, then made current."""
+    info = registry.publish(root, version, source, _metadata_pairs(sets or []),
+                            activate=activate)
+    state = "now current" if info.current else "not current (--no-activate)"
+    out.print(f"published {escape(info.version)} (#{info.sequence}) in {escape(str(root))}, "
+              f"{state}", soft_wrap=True)
+
+
+def _metadata_pairs(items: list[str]) -> dict[str, Any]:
+    pairs: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise SpecError(item, "--set takes KEY=VALUE")
+        try:
+            pairs[key] = json.loads(text)
+        except json.JSONDecodeError:
+            pairs[key] = text
+    return pairs
+
+
+@models_app.command("verify")
+def models_verify(root: RootOption) -> None:
+    """Check every file against SHA256SUMS. Exits 0 when all pass, 1 on any problem."""
+    problems = registry.verify(root)
+    for problem in problems:
+        out.print(f"[red]FAILED[/] {escape(str(problem))}", soft_wrap=True)
+    if problems:
+        out.print(f"{len(problems)} problem(s) in {escape(str(root))}: do not serve from it",
+                  soft_wrap=True)
+        raise typer.Exit(1)
+    versions = registry.list_versions(root)
+    current = next((info.version for info in versions if info.current), "-")
+    out.print(f"OK: {escape(str(root))}: {len(versions)} version(s), every file matches "
+              f"SHA256SUMS; current: {escape(current)}", soft_wrap=True)
+
+
+@models_app.command("list")
+def models_list(root: RootOption, as_json: JsonOption = False) -> None:
+    """Versions in publish order, the current one marked, with their key metadata."""
+    versions = registry.list_versions(root)
+    if as_json:
+        out.print_json(json.dumps([
+            {"version": info.version, "sequence": info.sequence, "current": info.current,
+             "published_at": info.published_at,
+             "feature_schema_version": info.feature_schema_version,
+             "metadata": dict(info.metadata)} for info in versions]))
+        return
+    table = Table(title=f"models in {escape(str(root))}", caption="* current; --json for all "
+                  "metadata", box=box.SIMPLE_HEAD, padding=(0, 0, 0, 1), show_edge=False)
+    for column in ("", "version", "#", "published (UTC)", "schema", "seed", "commit"):
+        table.add_column(column, no_wrap=True)
+    for info in versions:
+        meta = info.metadata
+        schema = info.feature_schema_version
+        table.add_row("*" if info.current else "", escape(info.version), str(info.sequence),
+                      escape(info.published_at[:16].replace("T", " ")),
+                      "-" if schema is None else str(schema), escape(str(meta.get("seed", "-"))),
+                      escape(str(meta.get("commit", "-"))[:12]))
+    out.print(table)
+    if not versions:
+        out.print(f"no versions in {escape(str(root))}", soft_wrap=True)
+
+
+@models_app.command("rollback")
+def models_rollback(
+    root: RootOption,
+    to: Annotated[str | None, typer.Option(
+        "--to", help="Version to make current; default: the one published before it.")] = None,
+) -> None:
+    """Point current at an earlier version (verified first, swapped atomically)."""
+    switch = registry.rollback(root, to)
+    out.print(f"current: {escape(switch.previous or '-')} -> {escape(switch.current)}")
 
 
 def main() -> None:
