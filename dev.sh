@@ -21,7 +21,7 @@ setup() {
     "$VENV/bin/pip" install --quiet --upgrade pip
     # torch first and pinned: the CPU build; an unpinned torch pulls a multi-GB CUDA build.
     "$VENV/bin/pip" install --quiet "torch==2.13.0"
-    "$VENV/bin/pip" install --quiet -e ".[dev,gen]"
+    "$VENV/bin/pip" install --quiet -e ".[dev,gen,ray]"
     echo "$want" > "$stamp"
   fi
 }

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import shlex
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -24,7 +27,11 @@ from rich.progress import (
 from rich.table import Table
 
 from dagpilot import registry
+from dagpilot.bench import fidelity as fidelity_check
 from dagpilot.bench import harness, main_job
+from dagpilot.bench.cws_replay import LATE_S
+from dagpilot.bench.feasibility import check_fits
+from dagpilot.bench.offered_load import cpu_equivalent_cores
 from dagpilot.clusters import load_cluster
 from dagpilot.clusters import summary as cluster_summary
 from dagpilot.core.config import Settings, load_settings
@@ -208,6 +215,102 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f}s"
 
 
+@app.command()
+def fidelity(
+    *,
+    cws_dir: Annotated[Path, typer.Option(
+        "--cws", help="CWS folder: traces/, process_dags/, runs.csv, cluster.json.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for fidelity.json.")],
+    workflows: Annotated[str | None, typer.Option(
+        help="Comma-separated pipelines (default: every trace in the folder).")] = None,
+    strategies: Annotated[str | None, typer.Option(
+        help="Comma-separated strategies as the traces name them, e.g. original.")] = None,
+    reps: Annotated[str | None, typer.Option(help="Comma-separated repetitions, e.g. 1,2.")] = (
+        None),
+    cluster: Annotated[str | None, typer.Option(
+        help="Cluster spec (default: cws:DIR, the folder's cluster.json).")] = None,
+    repair: Annotated[bool, typer.Option(
+        "--repair/--no-repair", help="Give late tasks their releasing parents (DAG repair).")] = (
+            True),
+    seed: Annotated[int, typer.Option(help="Simulator seed of every replay.")] = 0,
+    workers: Annotated[int | None, typer.Option(
+        min=1, help="Processes replaying runs side by side (default: every usable core).")] = (
+            None),
+    settings: SettingsOption = None,
+) -> None:
+    """Replay every recorded CWS Nextflow run with its strategy and compare makespans; write
+    DIR/fidelity.json (relative errors, Spearman per pipeline) and print a table."""
+    loaded = _settings(settings)
+    config = fidelity_check.FidelityConfig(
+        cws_dir=cws_dir, out_dir=out_dir, cluster=cluster, workflows=_names(workflows),
+        strategies=_names(strategies), reps=_numbers(reps),
+        seed=seed, late_s=LATE_S if repair else None,
+        workers=workers or len(os.sched_getaffinity(0)))
+    columns = (SpinnerColumn(), TextColumn("{task.description:<28}"), BarColumn(),
+               TaskProgressColumn(), TimeElapsedColumn(), TimeRemainingColumn())
+    try:
+        with Progress(*columns, console=err, transient=True) as bar:
+            task = bar.add_task("preparing", total=1.0)
+            report = fidelity_check.run_fidelity(
+                config, loaded.sim, loaded.loaders,
+                lambda done, label: bar.update(task, completed=done, description=label))
+    except fidelity_check.FidelityInterrupted as stop:
+        out.print(_fidelity_table(stop.report.document))
+        err.print(f"[yellow]interrupted:[/] {escape(str(stop))}")
+        raise typer.Exit(130) from None
+    out.print(_fidelity_table(report.document))
+    out.print(f"fidelity: {escape(str(report.path))}")
+
+
+def _names(text: str | None) -> tuple[str, ...]:
+    return tuple(name.strip() for name in (text or "").split(",") if name.strip())
+
+
+def _numbers(text: str | None) -> tuple[int, ...]:
+    try:
+        return tuple(int(name) for name in _names(text))
+    except ValueError:
+        raise SpecError(text or "", "expected comma-separated whole numbers") from None
+
+
+def _fidelity_table(document: dict[str, Any]) -> Table:
+    """Per pipeline: median |relative error| of the original and of all runs, the mean error
+    (its sign says which way the simulator leans) and the Spearman rank correlation."""
+    summary = document["summary"]
+    medians = summary["median_abs_rel_error"]
+    held_out = set(summary["held_out"]["workflows"])
+    table = Table(title=f"fidelity: {summary['runs']} recorded runs replayed"
+                        + (" (interrupted)" if document.get("interrupted") else ""),
+                  caption="|error| = |simulated - recorded| / recorded makespan; Spearman: "
+                          "strategies ordered by mean recorded vs simulated makespan",
+                  box=box.SIMPLE_HEAD, padding=(0, 0, 0, 1), show_edge=False)
+    for header in ("pipeline", "set", "runs", "median |error|\noriginal", "median |error|\nall",
+                   "Spearman"):
+        table.add_column(header, justify="left" if header in ("pipeline", "set") else "right")
+    for workflow, figures in medians["by_workflow"].items():
+        runs = sum(1 for run in document["runs"] if run["workflow"] == workflow)
+        table.add_row(escape(workflow), "held out" if workflow in held_out else "calibration",
+                      str(runs), _share(figures["original"]), _share(figures["all"]),
+                      _rho(summary["spearman"].get(workflow)))
+    for name, part in (("calibration", summary["calibration"]),
+                       ("held out", summary["held_out"])):
+        if part["workflows"]:
+            figures = part["median_abs_rel_error"]
+            table.add_row(f"[dim]{name}[/]", "", "", _share(figures["original"]),
+                          _share(figures["all"]), "")
+    table.add_row("[bold]all[/]", "", str(summary["runs"]), _share(medians["original"]),
+                  _share(medians["all"]), "")
+    return table
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f} %"
+
+
+def _rho(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.2f}"
+
+
 @app.command("validate")
 def validate_command(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders to check.")],
@@ -363,6 +466,85 @@ def models_rollback(
     """Point current at an earlier version (verified first, swapped atomically)."""
     switch = registry.rollback(root, to)
     out.print(f"current: {escape(switch.previous or '-')} -> {escape(switch.current)}")
+
+
+@app.command("train")
+def train_command(
+    *,
+    workloads: Annotated[list[str] | None, typer.Option(
+        "--workload", help="Workload spec, FORMAT:PATH or builtin:NAME (repeatable); the job "
+        "pool the curriculum draws from.")] = None,
+    cluster: Annotated[str, typer.Option(help="Cluster spec, e.g. builtin:default.")] = (
+        BUILTIN_CLUSTER),
+    iterations: Annotated[int, typer.Option(min=0, help="PPO iterations.")] = 50,
+    episodes_per_iteration: Annotated[int, typer.Option(
+        min=1, help="Episodes per iteration (a multiple of --replays).")] = 8,
+    replays: Annotated[int, typer.Option(
+        min=1, help="Replays of each arrival sequence (input-driven baseline).")] = 4,
+    seed: Annotated[int, typer.Option(help="Seed of every random choice of the run.")] = 0,
+    bc_iterations: Annotated[int, typer.Option(
+        min=0, help="Behaviour-cloning rounds before PPO.")] = 2,
+    teacher: Annotated[str, typer.Option(
+        help="Scheduler to imitate, or auto (the best baseline on a trial episode).")] = "auto",
+    min_jobs: Annotated[int, typer.Option(min=1, help="Jobs per episode, first stage.")] = 2,
+    max_jobs: Annotated[int, typer.Option(min=1, help="Jobs per episode, last stage.")] = 8,
+    load_factor: Annotated[float, typer.Option(
+        "--load", help="Poisson arrivals: share of the busiest resource asked for.")] = 0.8,
+    physics: Annotated[str, typer.Option(help="on or off: the physical effects.")] = "on",
+    backend: Annotated[str, typer.Option(help="local, or ray (rollouts as Ray actors).")] = (
+        "local"),
+    workers: Annotated[int, typer.Option(min=1, help="Ray rollout actors.")] = 2,
+    ray_address: Annotated[str | None, typer.Option(
+        help="Ray cluster to join (auto, ray://HOST:10001); default: start Ray here.")] = None,
+    out_dir: Annotated[Path, typer.Option(
+        "--out", help="Folder for metrics.csv, checkpoints/ and final/.")] = Path(
+            "dagpilot-train"),
+    publish_to: Annotated[Path | None, typer.Option(
+        "--publish-to", help="Registry to publish the final model into (e.g. models/).")] = None,
+    version: Annotated[str | None, typer.Option(
+        "--version", help="Version name of the published model.")] = None,
+    settings: SettingsOption = None,
+) -> None:
+    """Train the DRL policy: behaviour cloning from the best heuristic, then PPO over a
+    curriculum of small to large workloads; checkpoints and metrics.csv in --out."""
+    # torch is an optional extra and slow to import: only this command loads it
+    from dagpilot import train as training  # noqa: PLC0415
+
+    if (publish_to is None) != (version is None):
+        raise SpecError(str(publish_to or version), "--publish-to and --version go together")
+    if publish_to is not None and version is not None:
+        training.check_publishable(publish_to, version)
+    if backend not in ("local", "ray"):
+        raise SpecError(backend, "--backend must be local or ray")
+    loaded = _settings(settings)
+    specs = tuple(workloads or [BUILTIN_WORKLOAD])
+    data = training.TrainData(tuple(harness.load_workloads(specs, loaded)),
+                              load_cluster(cluster, loaded.loaders), specs, cluster)
+    check_fits(data.jobs, data.cluster)
+    config = training.TrainConfig(
+        iterations=iterations, episodes_per_iteration=episodes_per_iteration, replays=replays,
+        seed=seed, bc_iterations=bc_iterations, load=load_factor, physics=_on_off(physics),
+        bc=training.BCSettings(teacher=teacher),
+        curriculum=training.CurriculumSettings(min_jobs=min(min_jobs, max_jobs),
+                                               max_jobs=max_jobs))
+    rollouts = training.ray_backend(workers, ray_address) if backend == "ray" else (
+        training.LocalRollouts)
+    columns = (SpinnerColumn(), TextColumn("{task.description:<36}"), BarColumn(),
+               TaskProgressColumn(), TimeElapsedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=err, transient=True) as bar:
+        task = bar.add_task("preparing", total=1.0)
+        result = training.train(
+            config, data, out_dir, sim=loaded.sim, backend=rollouts,
+            capacity=cpu_equivalent_cores, command=shlex.join(["dagpilot", *sys.argv[1:]]),
+            progress=lambda done, label: bar.update(task, completed=done, description=label))
+    out.print(f"teacher: {escape(result.teacher)}; {result.env_steps} PPO environment steps, "
+              f"{result.env_steps_per_s:.0f} steps/s with updates", soft_wrap=True)
+    out.print(f"metrics: {escape(str(result.metrics))}")
+    out.print(f"model:   {escape(str(result.final))}")
+    if publish_to is not None and version is not None:
+        info = training.publish_model(result.final, publish_to, version)
+        out.print(f"published {escape(info.version)} (#{info.sequence}) in "
+                  f"{escape(str(publish_to))}, now current", soft_wrap=True)
 
 
 def main() -> None:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dagpilot.core.status import Code
 from dagpilot.core.types import Resources, Taint, Toleration
-from dagpilot.decide.feasibility import Feasibility
+from dagpilot.decide.feasibility import Feasibility, LiveMask
 from dagpilot.decide.filters import filters
 from dagpilot.decide.node_arrays import NodeArrays
-from tests.schedulers.views import GIB, FakeNode, cluster_view, node, task
+from dagpilot.decide.node_log import NodeLog
+from tests.schedulers.views import GIB, FakeNode, cluster_view, node, task, with_node
 
 TAINT = Taint("dedicated", "gpu")
 NODES = [
@@ -76,3 +78,41 @@ def test_mask_agrees_with_the_per_node_checks(request: tuple[float, int, int],
     assert mask.tolist() == expected
     fits = [one_task.requests.fits_in(n.spec.allocatable - n.allocated) and n.ready for n in nodes]
     assert mask.tolist() == fits  # the simulator's own check never refuses what passes
+
+
+@settings(max_examples=60, deadline=None)
+@given(request=amounts, bound=st.lists(amounts, min_size=1, max_size=5),
+       ready=st.lists(st.booleans(), min_size=5, max_size=5))
+def test_row_tests_agree_with_the_mask(request: tuple[float, int, int],
+                                       bound: list[tuple[float, int, int]],
+                                       ready: list[bool]) -> None:
+    nodes = [FakeNode(node(f"n{i}", 8, 16), allocated=Resources(b[0], b[1] * GIB, 0),
+                      ready=ready[i]) for i, b in enumerate(bound)]
+    one_task = dataclasses.replace(task("p", 0, 1), requests=Resources(
+        request[0], request[1] * GIB, request[2]))
+    arrays = NodeArrays.from_states(nodes)
+    for one in filters():
+        test = one.row_test(one_task)
+        static = one.mask(one_task, arrays) if one.static else np.ones(len(nodes), np.bool_)
+        by_row = [bool(static[i]) and test(tuple(arrays.free[i].tolist()), ready[i])
+                  for i in range(len(nodes))]
+        assert by_row == one.mask(one_task, arrays).tolist(), one.name
+
+
+def test_live_mask_follows_the_log_row_by_row() -> None:
+    rng = np.random.default_rng(2)
+    specs = [node(f"n{i}", 8, 16) for i in range(10)]
+    view = cluster_view(specs)
+    feasibility, log, live = Feasibility(filters()), NodeLog(), LiveMask()
+    one_task = task("p", 2, 1, memory_gib=4)
+    for step in range(200):
+        arrays = NodeArrays.from_view(view)
+        log.observe(arrays, view)
+        static = feasibility.static_mask(one_task, arrays)
+        mask = feasibility.live(one_task, arrays, static, live)
+        assert mask.tolist() == feasibility.mask(one_task, arrays).tolist(), step
+        assert live.count == int(mask.sum())
+        name = f"n{int(rng.integers(10))}"
+        view = with_node(view, name, allocated=Resources(float(rng.integers(0, 9)),
+                                                         int(rng.integers(0, 17)) * GIB),
+                         ready=bool(rng.random() < 0.8))

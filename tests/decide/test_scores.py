@@ -7,11 +7,14 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dagpilot.core.types import NodeAffinity, Requirement, Resources, Taint, TaintEffect, labels
 from dagpilot.core.view import NodeSignals
 from dagpilot.decide.node_arrays import NodeArrays
 from dagpilot.decide.scores import DEFAULT_WEIGHTS, SCORES, score_one
+from dagpilot.decide.scores.base import AllocationScore
 from dagpilot.decide.scores.normalize import default_normalize
 from dagpilot.decide.scores.target_load_packing import TargetLoadPacking
 from dagpilot.decide.scoring import Scoring
@@ -119,3 +122,45 @@ def test_registry_names_match() -> None:
     assert dict(DEFAULT_WEIGHTS) == {"NodeResourcesLeastAllocated": 1,
                                      "NodeResourcesBalancedAllocation": 1,
                                      "TaintToleration": 3, "NodeAffinity": 2}
+
+
+@settings(max_examples=80, deadline=None)
+@given(request=st.tuples(st.sampled_from([0.0, 0.1, 0.5, 1.0, 2.5, 7.0]),
+                         st.sampled_from([0, 1, 3 * GIB, 5 * GIB + 7])),
+       bound=st.lists(st.tuples(st.sampled_from([0.0, 0.25, 1.0, 3.5, 6.0]),
+                                st.integers(0, 12 * GIB)), min_size=1, max_size=6))
+def test_row_scorers_give_the_vector_scores(request: tuple[float, int],
+                                            bound: list[tuple[float, int]]) -> None:
+    nodes = [FakeNode(node(f"n{i}", 8, 12), allocated=Resources(cpu, memory))
+             for i, (cpu, memory) in enumerate(bound)]
+    one_task = dataclasses.replace(task("p", 0, 1), requests=Resources(*request))
+    arrays = NodeArrays.from_states(nodes)
+    capacity = arrays.statics.capacity_rows
+    for name in ("NodeResourcesLeastAllocated", "NodeResourcesBalancedAllocation"):
+        score = SCORES[name]
+        assert isinstance(score, AllocationScore)
+        row = score.row_scorer(one_task)
+        by_row = [row(tuple(arrays.allocated[i].tolist()), capacity[i]) for i in range(len(nodes))]
+        assert by_row == score.scores(one_task, arrays).tolist(), name
+
+
+def test_node_totals_are_the_totals_when_static_scores_are_flat() -> None:
+    scoring = Scoring.named(DEFAULT_WEIGHTS)
+    plain = [FakeNode(node("a", 4, 8), allocated=Resources(1, 2 * GIB)), FakeNode(node("b", 8, 16))]
+    arrays = NodeArrays.from_states(plain)
+    separable = scoring.node_totals(task("p", 1, 60, memory_gib=2), arrays)
+    assert separable is not None
+    raw_totals, constant = separable
+    expected = scoring.totals(task("p", 1, 60, memory_gib=2), arrays, np.arange(2))
+    assert (raw_totals + constant).tolist() == expected.tolist()
+    # A PreferNoSchedule taint or a preferred affinity makes the normalisation depend on the
+    # feasible set: no per-node totals then.
+    assert scoring.node_totals(POD, NodeArrays.from_states(NODES)) is None
+
+
+def test_node_totals_without_allocation_scores() -> None:
+    scoring = Scoring.named([("TaintToleration", 3)])
+    arrays = NodeArrays.from_states([FakeNode(node("a", 4, 8)), FakeNode(node("b", 8, 16))])
+    separable = scoring.node_totals(task("p", 1, 60), arrays)
+    assert separable is not None
+    assert separable[0].tolist() == [0.0, 0.0] and separable[1] == 300.0

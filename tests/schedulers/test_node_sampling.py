@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dagpilot.schedulers.node_sampling import first_feasible, nodes_to_find
+from dagpilot.schedulers.node_sampling import first_feasible, first_feasible_indices, nodes_to_find
 
 
 @pytest.mark.parametrize(("total", "expected"), [
@@ -34,3 +34,15 @@ def test_first_feasible_rotates_from_start() -> None:
     assert examined == 4  # nodes 5, 0, 1, 2
     found, examined = first_feasible(feasible, start=1, limit=10)
     assert found is feasible and examined == 6
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_first_feasible_indices_is_first_feasible_as_indices(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    total = int(rng.integers(1, 40))
+    feasible = rng.random(total) < rng.random()
+    start, limit = int(rng.integers(total)), int(rng.integers(1, total + 2))
+    found, examined = first_feasible(feasible, start, limit)
+    indices, counted = first_feasible_indices(feasible, start, limit)
+    assert indices.tolist() == np.flatnonzero(found).tolist()
+    assert counted == examined

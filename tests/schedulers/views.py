@@ -75,6 +75,13 @@ class FakeView:
         allocated = np.array([row(n.allocated) for n in self.nodes]).reshape(-1, 3)
         return allocatable, allocated
 
+    def ready_mask(self) -> np.ndarray:
+        return np.array([n.ready for n in self.nodes], dtype=np.bool_)
+
+    def changed_nodes(self, since: int) -> tuple[int, Sequence[int] | None]:
+        del since
+        return 0, None  # no change log: schedulers compare the arrays
+
 
 def cluster_view(nodes: Sequence[NodeSpec], pending: Sequence[PodRef] = (),
                  now_s: float = 0.0) -> FakeView:

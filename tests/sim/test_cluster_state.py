@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 import numpy as np
 import pytest
 
+from dagpilot.clusters import load_cluster
+from dagpilot.core.config import FaultSettings, SimSettings
 from dagpilot.core.scheduler import Placement
 from dagpilot.core.types import Resources
 from dagpilot.core.view import ClusterView
+from dagpilot.schedulers import SCHEDULERS
 from dagpilot.sim import SimEnv
+from dagpilot.sim.cluster_state import ClusterState
+from dagpilot.sim.run import simulate
+from dagpilot.workloads import load
+from dagpilot.workloads.arrivals import ArrivalSpec, assign_arrivals
 from tests.sim.helpers import GIB, cluster, gpus, job, node, only, settings, task
 
 
@@ -107,3 +117,58 @@ def test_smallest_request_decides_whether_a_decision_point_is_worth_it() -> None
     assert view.now_s == 10.0  # ticks every second changed nothing a scheduler could use
     assert reward == -10.0
     assert np.array_equal(view.resource_arrays()[1], np.zeros((1, 3)))
+
+
+def test_room_check_shortcuts_give_the_full_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """could_place_any remembers when no node had room and then looks only at nodes freed since:
+    on a busy run (a GPU backlog, faults) every answer equals the witness check plus a full
+    scan of every node."""
+    real = ClusterState.could_place_any
+    answers: list[bool] = []
+
+    def checked(state: ClusterState) -> bool:
+        expected = full_check(state)
+        answer = real(state)
+        assert answer == expected
+        answers.append(answer)
+        return answer
+
+    monkeypatch.setattr(ClusterState, "could_place_any", checked)
+    freed_scans: list[bool] = []
+    real_freed = ClusterState._freed_room
+
+    def counted(state: ClusterState, *request: Any) -> bool:
+        freed_scans.append(real_freed(state, *request))
+        return freed_scans[-1]
+
+    monkeypatch.setattr(ClusterState, "_freed_room", counted)
+    nodes = load_cluster("builtin:scale-12")
+    jobs = assign_arrivals(load("builtin:mix:40"), ArrivalSpec("poisson", 30.0),
+                           nodes.capacity.cpu, np.random.default_rng(7), 300.0)
+    busy = dataclasses.replace(SimSettings(faults=FaultSettings(rate_per_node_hour=0.3)),
+                               horizon_s=3600.0)
+    simulate(jobs, nodes, SCHEDULERS["fifo"](), busy, seed=5)
+    assert True in answers and False in answers
+    assert True in freed_scans and False in freed_scans  # the shortcut was taken both ways
+
+
+def full_check(state: ClusterState) -> bool:
+    """could_place_any without its memory: the witness, then every node."""
+    pending = list(state.pending)
+    if not pending:
+        return False
+    cpu_m = min(state.millicores(p.requests.cpu) for p in pending)
+    memory = min(p.requests.memory for p in pending)
+    gpus = min(p.requests.gpus for p in pending)
+    anywhere = state._pending_tolerating_not_ready > 0
+    witness = state._witness
+    if (witness is not None and (witness.ready or anywhere)
+            and witness.cpu_cap_m - witness.cpu_m >= cpu_m
+            and witness.spec.allocatable.memory - witness.memory >= memory
+            and len(witness.gpu_free) - witness.gpus_used >= gpus):
+        return True
+    free = state._allocatable - state._allocated
+    room = (free[:, 0] >= cpu_m / 1000.0 - 1e-9) & (free[:, 1] >= memory) & (free[:, 2] >= gpus)
+    if state.nodes_down and not anywhere:
+        room &= state._ready
+    return bool(room.any())

@@ -33,14 +33,19 @@ from dagpilot.bench.offered_load import cpu_equivalent_cores, offered_load
 from dagpilot.bench.plots import write_plots
 from dagpilot.bench.pool import run_in_pool
 from dagpilot.bench.results import RunResult
-from dagpilot.bench.runner import RunContext, RunInterrupted, RunTask, execute
+from dagpilot.bench.runner import (
+    RunContext,
+    RunInterrupted,
+    RunTask,
+    execute,
+    scheduler_registry,
+)
 from dagpilot.bench.summary import Header, build_summary, write_json_atomic
 from dagpilot.clusters import load_cluster
 from dagpilot.core.config import Settings, SimSettings
 from dagpilot.core.errors import SpecError
 from dagpilot.core.scheduler import Scheduler
 from dagpilot.core.types import Cluster, Job
-from dagpilot.schedulers import SCHEDULERS
 from dagpilot.workloads import load
 from dagpilot.workloads.arrivals import ArrivalSpec, assign_arrivals
 
@@ -106,10 +111,11 @@ def run_benchmark(config: BenchConfig, settings: Settings | None = None,
                   registry: Registry | None = None) -> Summary:
     """Run the benchmark and write `summary.json` (and the plots) into `config.out_dir`.
 
-    A custom `registry` (schedulers not in SCHEDULERS) runs in this process only.
+    A custom `registry` (schedulers not in `scheduler_registry()`: the baselines and
+    `dagpilot`) runs in this process only.
     """
     settings = settings or Settings()
-    prepared = prepare(config, settings, registry or SCHEDULERS)
+    prepared = prepare(config, settings, registry or scheduler_registry())
     tasks = plan(config, prepared)
     context = RunContext(prepared.cluster, sim_settings(settings.sim, config, prepared.jobs),
                          config.bursts)
@@ -118,7 +124,7 @@ def run_benchmark(config: BenchConfig, settings: Settings | None = None,
         if config.workers > 1 and registry is None and len(tasks) > 1:
             _run_parallel(tasks, context, config.workers, results, progress)
         else:
-            _run_here(tasks, context, registry or SCHEDULERS, results, progress)
+            _run_here(tasks, context, registry or scheduler_registry(), results, progress)
     except (KeyboardInterrupt, RunInterrupted):
         log.warning("interrupted after %d finished runs", len(results))
         raise Interrupted(finish(config, prepared, results, interrupted=True)) from None

@@ -14,6 +14,7 @@ from dagpilot.bench.bounds import LowerBound
 from dagpilot.bench.metrics import Window
 from dagpilot.bench.results import RunResult
 from dagpilot.core.config import SimSettings
+from dagpilot.core.errors import SpecError
 from dagpilot.core.scheduler import Scheduler
 from dagpilot.core.types import Cluster, Job
 from dagpilot.schedulers import SCHEDULERS
@@ -62,4 +63,18 @@ def execute(task: RunTask, context: RunContext, scheduler: Scheduler,
 
 def execute_by_name(task: RunTask, context: RunContext) -> tuple[int, RunResult]:
     """`execute` with the scheduler built from the registry (for worker processes)."""
-    return task.index, execute(task, context, SCHEDULERS[task.scheduler]())
+    return task.index, execute(task, context, scheduler_registry()[task.scheduler]())
+
+
+def scheduler_registry() -> dict[str, Callable[[], Scheduler]]:
+    """Every baseline, and `dagpilot`: the current model of the registry in ./models."""
+    return {**SCHEDULERS, "dagpilot": _dagpilot}
+
+
+def _dagpilot() -> Scheduler:
+    try:
+        # torch is an optional extra and slow to import: only a run of dagpilot pays for it
+        from dagpilot.agent import load_scheduler  # noqa: PLC0415
+    except ImportError as error:
+        raise SpecError("dagpilot", f"the DRL scheduler needs torch: {error}") from error
+    return load_scheduler()

@@ -121,6 +121,14 @@ class SimSettings:
     startup_median_s: float = 3.0
     startup_sigma: float = 0.4
     engine_queue_size: int = 0  # pods of one job in flight at once (Nextflow queueSize); 0: any
+    # Pods a node starts at once (its kubelet and container runtime); 0: any number. With k > 0
+    # a bound pod waits for one of the node's k start-up slots and holds it for its start-up
+    # delay, so start-ups on a busy node queue (the CWS cluster started one at a time).
+    startup_slots_per_node: int = 0
+    # A finished pod keeps its requests until its engine's next poll: the engine deletes it when
+    # it notices the end (Nextflow), and kube-scheduler frees a pod's requests only when it is
+    # deleted. Off: freed the instant the pod ends.
+    release_at_poll: bool = False
     # Metrics scrape interval (Prometheus): schedulers see node signals this stale.
     sample_interval_s: float = 15.0
     horizon_s: float = math.inf  # stop the run here

@@ -118,3 +118,18 @@ class ClusterView(Protocol):
         GPUs, in node order, so that filters and scores can work on all nodes at once.
         Read-only for the caller; valid until the next placement."""
         ...
+
+    def ready_mask(self) -> np.ndarray:
+        """Bool array of shape (nodes,): whether each node is Ready, in node order (what
+        `nodes[i].ready` says, without a pass over the nodes). Read-only for the caller; valid
+        until the next placement."""
+        ...
+
+    def changed_nodes(self, since: int) -> tuple[int, Sequence[int] | None]:
+        """(a token for the view as it is now, the indices of the nodes whose allocation or
+        readiness changed after the view of token `since`, maybe repeated). The indices are
+        None when the view cannot tell (a view without a change log, an unknown or too old
+        token): treat every node as changed then. Lets a scheduler keep per-node caches without
+        comparing whole arrays every decision, the way kube-scheduler's cache follows informer
+        events."""
+        ...

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from dagpilot.core.types import NodeSpec, Resources
 from dagpilot.core.view import ClusterView, NodeState
+
+if TYPE_CHECKING:
+    from dagpilot.decide.node_log import NodeLog
 
 Floats = npt.NDArray[np.float64]
 Bools = npt.NDArray[np.bool_]
@@ -31,40 +35,50 @@ class ClusterStatics:
     specs: tuple[NodeSpec, ...]
     capacity_milli: Floats  # (nodes, 2): allocatable milli-CPU and memory bytes
     capacity_positive: bool  # every node has some CPU and some memory
+    capacity_rows: tuple[tuple[float, float], ...]  # capacity_milli as Python floats
 
     @classmethod
     def of(cls, specs: tuple[NodeSpec, ...], allocatable: Floats) -> ClusterStatics:
         capacity: Floats = np.rint(allocatable[:, :2] * _TO_MILLI)
         capacity.flags.writeable = False
-        return cls(specs, capacity, bool((capacity > 0).all()))
+        rows = tuple((cpu, memory) for cpu, memory in capacity.tolist())
+        return cls(specs, capacity, bool((capacity > 0).all()), rows)
 
 
-@dataclass(frozen=True, slots=True)
 class NodeArrays:
     """Nodes in cluster order: specs, states, and (nodes, 3) arrays of cpu, memory and GPUs.
 
     Valid for one decision only: the arrays may be views of the cluster state's own buffers.
+    `free` and `requested_milli()` are computed when first read. `log`, when the caller keeps
+    one, says which nodes changed since earlier decisions (for caches over nodes).
     """
 
-    specs: tuple[NodeSpec, ...]
-    states: Sequence[NodeState]
-    allocatable: Floats
-    allocated: Floats
-    free: Floats
-    ready: Bools
-    statics: ClusterStatics
-    _memo: dict[str, Floats] = field(default_factory=dict, compare=False, repr=False)
+    __slots__ = ("_free", "_most_free", "_requested_milli", "allocatable", "allocated", "log",
+                 "ready", "specs", "states", "statics")
+
+    def __init__(self, specs: tuple[NodeSpec, ...], states: Sequence[NodeState],
+                 allocatable: Floats, allocated: Floats, *, ready: Bools,
+                 statics: ClusterStatics, log: NodeLog | None = None) -> None:
+        self.specs = specs
+        self.states = states
+        self.allocatable = allocatable
+        self.allocated = allocated
+        self.ready = ready
+        self.statics = statics
+        self.log = log
+        self._free: Floats | None = None
+        self._requested_milli: Floats | None = None
+        self._most_free: tuple[float, float, float] | None = None
 
     @classmethod
     def from_view(cls, view: ClusterView, statics: ClusterStatics | None = None) -> NodeArrays:
         """The arrays of a view; pass the previous decision's `statics` to reuse them."""
         allocatable, allocated = view.resource_arrays()
-        states = view.nodes
-        ready = np.array([state.ready for state in states], dtype=np.bool_)
         specs = view.cluster.nodes
         if statics is None or statics.specs is not specs:
             statics = ClusterStatics.of(specs, allocatable)
-        return cls(specs, states, allocatable, allocated, allocatable - allocated, ready, statics)
+        return cls(specs, view.nodes, allocatable, allocated, ready=view.ready_mask(),
+                   statics=statics)
 
     @classmethod
     def from_states(cls, states: Sequence[NodeState]) -> NodeArrays:
@@ -73,11 +87,27 @@ class NodeArrays:
         allocated = np.array([resource_row(s.allocated) for s in states]).reshape(-1, 3)
         ready = np.array([s.ready for s in states], dtype=np.bool_)
         specs = tuple(s.spec for s in states)
-        return cls(specs, states, allocatable, allocated, allocatable - allocated, ready,
-                   ClusterStatics.of(specs, allocatable))
+        return cls(specs, states, allocatable, allocated, ready=ready,
+                   statics=ClusterStatics.of(specs, allocatable))
 
     def __len__(self) -> int:
         return len(self.specs)
+
+    @property
+    def free(self) -> Floats:
+        """(nodes, 3): allocatable minus allocated."""
+        free = self._free
+        if free is None:
+            free = self._free = self.allocatable - self.allocated
+        return free
+
+    def most_free(self) -> tuple[float, float, float]:
+        """The largest free cpu, memory and GPUs of any node (each on its own)."""
+        most = self._most_free
+        if most is None:
+            cpu, memory, gpus = self.free.max(axis=0).tolist()
+            most = self._most_free = (cpu, memory, gpus)
+        return most
 
     @property
     def capacity_milli(self) -> Floats:
@@ -87,7 +117,7 @@ class NodeArrays:
 
     def requested_milli(self) -> Floats:
         """(nodes, 2): milli-CPU and memory bytes requested by the pods bound to each node."""
-        amounts = self._memo.get("requested_milli")
+        amounts = self._requested_milli
         if amounts is None:
-            amounts = self._memo["requested_milli"] = np.rint(self.allocated[:, :2] * _TO_MILLI)
+            amounts = self._requested_milli = np.rint(self.allocated[:, :2] * _TO_MILLI)
         return amounts

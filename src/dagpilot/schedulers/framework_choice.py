@@ -5,12 +5,14 @@ normalised scores over the feasible nodes, and a uniform draw among the top-scor
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from dagpilot.core.view import ClusterView, PodRef
 from dagpilot.decide.node_arrays import Bools, NodeArrays
 from dagpilot.decide.scoring import Scoring
 from dagpilot.schedulers.node_choice import Choice, NodeChoice
-from dagpilot.schedulers.node_sampling import first_feasible, nodes_to_find
+from dagpilot.schedulers.node_sampling import first_feasible_indices, nodes_to_find
+from dagpilot.schedulers.top_nodes import TopNodes
 
 
 class FrameworkChoice(NodeChoice):
@@ -19,16 +21,33 @@ class FrameworkChoice(NodeChoice):
         self._rng = rng
         self._percentage = percentage
         self._start = 0  # nextStartNodeIndex
+        self._limits: dict[int, int] = {}  # numFeasibleNodesToFind by cluster size
+        self._top = TopNodes()
 
     def choose(self, pod: PodRef, feasible: Bools, allowed: Bools, nodes: NodeArrays,
                view: ClusterView) -> Choice | None:
         total = len(nodes)
-        limit = nodes_to_find(total, self._percentage)
-        found, examined = first_feasible(feasible, self._start, limit)
+        limit = self._limits.get(total)
+        if limit is None:
+            limit = self._limits[total] = nodes_to_find(total, self._percentage)
+        separable = self._scoring.node_totals(pod.task, nodes)
+        if separable is not None and limit >= total:  # every feasible node, totals kept current
+            raw, constant = separable
+            best, winners = self._top.top(feasible, raw, nodes.log)
+            pick = 0 if len(winners) == 1 else int(self._rng.integers(len(winners)))
+            return winners[pick], best + constant
+        candidates, examined = first_feasible_indices(feasible, self._start, limit)
         self._start = (self._start + examined) % total
-        candidates = np.flatnonzero(found)
+        if separable is not None:
+            raw, constant = separable
+            totals = raw[candidates]
+            best = totals.max()
+            return self._draw(candidates[totals == best], best + constant)
         totals = self._scoring.totals(pod.task, nodes, candidates)
         best = totals[totals.argmax()]
-        winners = candidates[totals == best]
+        return self._draw(candidates[totals == best], best)
+
+    def _draw(self, winners: npt.NDArray[np.intp], best: float) -> Choice:
+        """`selectHost`: a uniform draw among the nodes with the top score."""
         pick = 0 if len(winners) == 1 else int(self._rng.integers(len(winners)))
         return int(winners[pick]), float(best)

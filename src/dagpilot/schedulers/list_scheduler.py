@@ -18,7 +18,7 @@ from dagpilot.core.view import ClusterView, PodRef
 from dagpilot.decide.feasibility import Feasibility
 from dagpilot.decide.filters import DEFAULT_FILTERS, filters
 from dagpilot.decide.node_arrays import Bools, ClusterStatics, NodeArrays
-from dagpilot.schedulers.freed_watch import FreedWatch
+from dagpilot.decide.node_log import NodeLog
 from dagpilot.schedulers.node_choice import NodeChoice
 from dagpilot.schedulers.ordering import Order
 from dagpilot.schedulers.pending_sync import PendingSync
@@ -29,8 +29,7 @@ logger = logging.getLogger(__name__)
 
 def most_free(nodes: NodeArrays) -> Amounts:
     """The largest free cpu, memory and GPUs of any node (each on its own)."""
-    most = nodes.free.max(axis=0).tolist()
-    return (most[0], most[1], most[2])
+    return nodes.most_free()
 
 
 ChoiceFactory = Callable[[Cluster, np.random.Generator], NodeChoice]
@@ -53,14 +52,14 @@ class ListScheduler:
         self._choice = self._make_choice(cluster, rng)
         self._queue = GroupedQueue(self._order)
         self._sync = PendingSync()
-        self._freed = FreedWatch()
+        self._log = NodeLog()
         self._feasibility = Feasibility(self._feasibility.filters)
         self._statics: ClusterStatics | None = None
 
     def decide(self, view: ClusterView) -> Placement | None:
         nodes = NodeArrays.from_view(view, self._statics)
         self._statics = nodes.statics
-        if self._freed.saw_freed(nodes):
+        if self._log.observe(nodes, view):
             self._queue.unblock(most_free(nodes), view.now_s)
         self._follow(view)
         while (candidate := self._next(nodes, view)) is not None:
@@ -88,14 +87,14 @@ class ListScheduler:
     def _feasible(self, group: PodGroup, pod: PodRef, nodes: NodeArrays) -> Bools:
         if group.static_mask is None:
             group.static_mask = self._feasibility.static_mask(pod.task, nodes)
-        return self._feasibility.mask(pod.task, nodes, group.static_mask)
+        return self._feasibility.live(pod.task, nodes, group.static_mask, group.feasible)
 
     def _fits(self, group: PodGroup, nodes: NodeArrays, most: Amounts | None) -> Bools | None:
         """The nodes where the group's pods fit now; None if none. `most` (most_free), when
         given, rules out groups that ask for more than any node has free, without a mask."""
         if most is None or group.could_fit(most):
             feasible = self._feasible(group, group.head, nodes)
-            if np.count_nonzero(feasible):
+            if group.feasible.count:
                 return feasible
         return None
 

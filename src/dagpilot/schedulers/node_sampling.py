@@ -8,6 +8,7 @@ numFeasibleNodesToFind: all nodes below 100; otherwise percentage = 50 - nodes /
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from dagpilot.decide.node_arrays import Bools
 
@@ -35,3 +36,18 @@ def first_feasible(feasible: Bools, start: int, limit: int) -> tuple[Bools, int]
     found = np.zeros(total, dtype=np.bool_)
     found[(positions[:limit] + start) % total] = True
     return found, int(positions[limit - 1]) + 1
+
+
+def first_feasible_indices(feasible: Bools, start: int,
+                           limit: int) -> tuple[npt.NDArray[np.intp], int]:
+    """`first_feasible` as sorted node indices: (indices, nodes examined)."""
+    positions = np.flatnonzero(feasible)
+    total = len(feasible)
+    if limit >= total or len(positions) <= limit:
+        return positions, total
+    split = int(np.searchsorted(positions, start))
+    if split + limit <= len(positions):  # the search ends before wrapping round
+        found = positions[split:split + limit]
+        return found, int(found[-1]) - start + 1
+    wrapped = positions[:split + limit - len(positions)]
+    return np.concatenate((wrapped, positions[split:])), int(wrapped[-1]) + total - start + 1

@@ -19,10 +19,11 @@ class PendingSync:
     def changes(self, pending: Sequence[PodRef]) -> tuple[list[PodRef], bool]:
         """(pods to add, oldest first; whether to clear everything first)."""
         joined: list[PodRef] = []
-        index = len(pending) - 1
-        while index >= 0 and pending[index].uid not in self._known:
-            joined.append(pending[index])
-            index -= 1
+        known = self._known
+        for pod in reversed(pending):
+            if pod.uid in known:
+                break
+            joined.append(pod)
         if len(self._known) + len(joined) == len(pending):
             self._known.update(pod.uid for pod in joined)
             joined.reverse()

@@ -13,6 +13,7 @@ from itertools import count
 from typing import TYPE_CHECKING
 
 from dagpilot.core.view import PodRef
+from dagpilot.decide.feasibility import LiveMask
 from dagpilot.decide.filters.node_resources_fit import needs
 from dagpilot.decide.node_arrays import Bools
 
@@ -28,7 +29,7 @@ class PodGroup:
     group fitted nowhere (kube-scheduler re-stamps a pod's queue time when it fails); `need`
     is the least free cpu, memory and GPUs a node must have for them."""
 
-    __slots__ = ("blocked", "blocked_at", "entries", "key", "need", "static_mask")
+    __slots__ = ("blocked", "blocked_at", "entries", "feasible", "key", "need", "static_mask")
 
     def __init__(self, key: Hashable, pod: PodRef, blocked_at: float) -> None:
         self.key = key
@@ -38,6 +39,7 @@ class PodGroup:
         need = needs(pod.requests).tolist()
         self.need: Amounts = (need[0], need[1], need[2])
         self.static_mask: Bools | None = None
+        self.feasible = LiveMask()  # where its pods fit, kept current across decisions
 
     @property
     def head(self) -> PodRef:

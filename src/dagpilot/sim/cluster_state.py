@@ -58,13 +58,26 @@ class ClusterState:
             dtype=np.float64).reshape(len(cluster.nodes), 3)
         self._allocated = np.zeros_like(self._allocatable)
         self._allocatable.setflags(write=False)
+        self._allocated_rows = list(self._allocated)  # row views: cheaper item writes
         self._ready = np.ones(len(self._nodes), dtype=bool)
+        self._ready_view = self._ready.view()
+        self._ready_view.setflags(write=False)
         self._pending: dict[int, PodRef] = {}
         self._pending_view = PendingPods(self._pending)
         # How many pending pods request each amount, to find the smallest request quickly.
         self._pending_amounts: tuple[dict[int, int], dict[int, int], dict[int, int]] = ({}, {}, {})
         self._smallest: tuple[int, int, int] | None = None  # smallest pending cpu_m, memory, GPUs
         self._witness: SimNode | None = None  # a node that had room for the smallest request
+        # After a scan found no room for a request (cpu_m, memory, GPUs, anywhere): placements
+        # only take room, so only the nodes freed since (released pods, back to Ready) can
+        # have room for it or a larger one.
+        self._no_room: tuple[int, int, int, bool] | None = None
+        self._freed: dict[int, SimNode] = {}
+        self._task_amounts: dict[int, tuple[int, int, int, bool]] = {}  # by id(task)
+        # Indices of the nodes whose allocation or readiness changed, in order (changed_nodes);
+        # token `_changes_first` is the start of the list.
+        self._changes: list[int] = []
+        self._changes_first = 0
         self._millicores: dict[float, int] = {}
         self._placed: dict[int, SimNode] = {}  # nodes bound to since the last scrape
         self._pending_tolerating_not_ready = 0
@@ -126,6 +139,16 @@ class ClusterState:
     def resource_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         return self._allocatable, self._allocated
 
+    def ready_mask(self) -> np.ndarray:
+        return self._ready_view
+
+    def changed_nodes(self, since: int) -> tuple[int, Sequence[int] | None]:
+        changes, first = self._changes, self._changes_first
+        now = first + len(changes)
+        if since < first or since > now:
+            return now, None
+        return now, changes[since - first:]
+
     # --- changes -------------------------------------------------------------------------
 
     def node(self, name: str) -> SimNode | None:
@@ -134,33 +157,46 @@ class ClusterState:
     def add_pending(self, ref: PodRef) -> None:
         self._pending[ref.uid] = ref
         self._pending_view.changed()
-        amounts = self._amounts(ref)
-        for counts, amount in zip(self._pending_amounts, amounts, strict=True):
-            counts[amount] = counts.get(amount, 0) + 1
+        cpu_m, memory, gpus, tolerates = self._amounts(ref)
+        cpus, memories, gpu_counts = self._pending_amounts
+        cpus[cpu_m] = cpus.get(cpu_m, 0) + 1
+        memories[memory] = memories.get(memory, 0) + 1
+        gpu_counts[gpus] = gpu_counts.get(gpus, 0) + 1
         smallest = self._smallest
-        if smallest is not None and (amounts[0] < smallest[0] or amounts[1] < smallest[1]
-                                     or amounts[2] < smallest[2]):
+        if smallest is not None and (cpu_m < smallest[0] or memory < smallest[1]
+                                     or gpus < smallest[2]):
             self._smallest = None
-        if ref.task.tolerations and _tolerates_not_ready(ref):
+        if tolerates:
             self._pending_tolerating_not_ready += 1
 
     def remove_pending(self, uid: int) -> PodRef:
         ref = self._pending.pop(uid)
+        self._unqueued(ref, self._amounts(ref))
+        return ref
+
+    def _unqueued(self, ref: PodRef, amounts: tuple[int, int, int, bool]) -> None:
+        """Take a pod that left the queue out of the counts of pending requests."""
         self._pending_view.changed()
-        for counts, amount in zip(self._pending_amounts, self._amounts(ref), strict=True):
+        for counts, amount in zip(self._pending_amounts, amounts[:3], strict=True):
             left = counts[amount] - 1
             if left:
                 counts[amount] = left
             else:
                 del counts[amount]
                 self._smallest = None
-        if ref.task.tolerations and _tolerates_not_ready(ref):
+        if amounts[3]:
             self._pending_tolerating_not_ready -= 1
-        return ref
 
-    def _amounts(self, ref: PodRef) -> tuple[int, int, int]:
-        requests = ref.task.requests
-        return self.millicores(requests.cpu), requests.memory, requests.gpus
+    def _amounts(self, ref: PodRef) -> tuple[int, int, int, bool]:
+        """(CPU in millicores, memory, GPUs, whether it tolerates NotReady) of the pod's task."""
+        task = ref.task
+        amounts = self._task_amounts.get(id(task))  # the run's jobs keep their tasks alive
+        if amounts is None:
+            requests = task.requests
+            amounts = (self.millicores(requests.cpu), requests.memory, requests.gpus,
+                       bool(task.tolerations) and _tolerates_not_ready(ref))
+            self._task_amounts[id(task)] = amounts
+        return amounts
 
     def millicores(self, cpu: float) -> int:
         cpu_m = self._millicores.get(cpu)
@@ -181,15 +217,18 @@ class ClusterState:
         node = self._by_name.get(placement.node)
         if node is None:
             raise InvalidPlacement(placement, "no such node")
-        if not node.ready and not _tolerates_not_ready(pod):
+        cpu_m, memory, _, tolerates = self._amounts(pod)
+        if not node.ready and not tolerates:
             raise InvalidPlacement(placement, "the node is NotReady")
-        requests = pod.requests
-        if node.cpu_m + self.millicores(requests.cpu) > node.cpu_cap_m:
+        if node.cpu_m + cpu_m > node.cpu_cap_m:
+            requests = pod.requests
             raise InvalidPlacement(placement, f"CPU requests of {requests.cpu:g} cores exceed "
                                    f"the {(node.cpu_cap_m - node.cpu_m) / 1000:g} free")
-        if node.memory + requests.memory > node.spec.allocatable.memory:
-            raise InvalidPlacement(placement, f"memory requests of {requests.memory} bytes exceed "
+        if node.memory + memory > node.spec.allocatable.memory:
+            raise InvalidPlacement(placement, f"memory requests of {memory} bytes exceed "
                                    f"the {node.spec.allocatable.memory - node.memory} free")
+        if not placement.gpus and not placement.pod.requests.gpus:
+            return pod, node, ()
         return pod, node, self._gpus_for(placement, node)
 
     def _gpus_for(self, placement: Placement, node: SimNode) -> tuple[int, ...]:
@@ -213,24 +252,29 @@ class ClusterState:
 
     def bind(self, ref: PodRef, node: SimNode, gpus: tuple[int, ...]) -> int:
         """Allocate the pod's requests on the node; returns its CPU in millicores."""
-        self.remove_pending(ref.uid)
-        requests = ref.requests
-        cpu_m = self.millicores(requests.cpu)
+        amounts = self._amounts(ref)
+        del self._pending[ref.uid]
+        self._unqueued(ref, amounts)
+        cpu_m, memory = amounts[0], amounts[1]
         node.cpu_m += cpu_m
-        node.memory += requests.memory
-        node.gpus_used += len(gpus)
-        for gpu in gpus:
-            node.gpu_free[gpu] = False
+        node.memory += memory
+        if gpus:
+            node.gpus_used += len(gpus)
+            for gpu in gpus:
+                node.gpu_free[gpu] = False
+            self.gpus_allocated += len(gpus)
         node.pods += 1
-        node.note_placed(requests)
+        node.note_placed(ref.task.requests)
         self._placed[node.index] = node
         node.allocation_changed()
         self._store_allocation(node)
         self.bound_pods += 1
         self.cpu_allocated_m += cpu_m
-        self.gpus_allocated += len(gpus)
-        where = self._job_nodes.setdefault(ref.job.id, {})
-        where[node.spec.name] = where.get(node.spec.name, 0) + 1
+        where = self._job_nodes.get(ref.job.id)
+        if where is None:
+            where = self._job_nodes[ref.job.id] = {}
+        name = node.spec.name
+        where[name] = where.get(name, 0) + 1
         return cpu_m
 
     def release(self, pod: PodRun) -> None:
@@ -248,6 +292,8 @@ class ClusterState:
         self.cpu_allocated_m -= pod.cpu_m
         self.gpus_allocated -= len(pod.gpus)
         self._witness = node  # freed capacity: a likely home for the next pending pod
+        if self._no_room is not None:
+            self._freed[node.index] = node
         where = self._job_nodes[pod.ref.job.id]
         count = where[node.spec.name] - 1
         if count:
@@ -256,10 +302,19 @@ class ClusterState:
             del where[node.spec.name]
 
     def _store_allocation(self, node: SimNode) -> None:
-        index, allocated = node.index, self._allocated
-        allocated[index, 0] = node.cpu_m / 1000.0
-        allocated[index, 1] = node.memory
-        allocated[index, 2] = node.gpus_used
+        index = node.index
+        self._changed(index)
+        row = self._allocated_rows[index]
+        row[0] = node.cpu_m / 1000.0
+        row[1] = node.memory
+        row[2] = node.gpus_used
+
+    def _changed(self, index: int) -> None:
+        changes = self._changes
+        if len(changes) > 4 * len(self._nodes) + 64:  # old tokens get None: "recompute all"
+            self._changes_first += len(changes)
+            changes.clear()
+        changes.append(index)
 
     def task_finished(self, job_id: str, task_id: str) -> None:
         self._finished.setdefault(job_id, set()).add(task_id)
@@ -269,7 +324,10 @@ class ClusterState:
         if node.ready != ready:
             node.ready = ready
             self._ready[node.index] = ready
+            self._changed(node.index)
             self.nodes_down += -1 if ready else 1
+            if ready and self._no_room is not None:
+                self._freed[node.index] = node
 
     def scrape(self, now_s: float, nodes: Iterable[SimNode], pools: Iterable[StoragePool]) -> None:
         """A metrics scrape at `now_s`: `nodes` and `pools` are those whose load changed since
@@ -301,12 +359,41 @@ class ClusterState:
                 and node.spec.allocatable.memory - node.memory >= memory
                 and len(node.gpu_free) - node.gpus_used >= gpus):
             return True
+        no_room = self._no_room
+        if (no_room is not None and no_room[3] == anywhere and cpu_m >= no_room[0]
+                and memory >= no_room[1] and gpus >= no_room[2]):
+            # only the nodes freed since the last scan can have room
+            return bool(self._freed) and self._freed_room(cpu_m, memory, gpus, anywhere)
         free = self._allocatable - self._allocated
-        room = (free[:, 0] >= cpu_m / 1000.0 - 1e-9) & (free[:, 1] >= memory) & (free[:, 2] >= gpus)
+        room = free[:, 0] >= cpu_m / 1000.0 - 1e-9
+        room &= free[:, 1] >= memory
+        room &= free[:, 2] >= gpus
         if self.nodes_down and not anywhere:
             room &= self._ready
         index = int(room.argmax())
         if not room[index]:
+            self._no_room = (cpu_m, memory, gpus, anywhere)
+            self._freed.clear()
             return False
+        self._no_room = None
         self._witness = self._nodes[index]
+        return True
+
+    def _freed_room(self, cpu_m: int, memory: int, gpus: int, anywhere: bool) -> bool:
+        """The room scan of `could_place_any` over the nodes freed since the last scan that
+        found none: the same comparisons, so the same answer and the same witness (the first
+        node with room)."""
+        need_cpu, check_ready = cpu_m / 1000.0 - 1e-9, self.nodes_down and not anywhere
+        roomy = {}
+        for index, node in self._freed.items():
+            capacity = node.spec.allocatable
+            if ((node.ready or not check_ready) and capacity.cpu - node.cpu_m / 1000.0 >= need_cpu
+                    and capacity.memory - node.memory >= memory
+                    and capacity.gpus - node.gpus_used >= gpus):
+                roomy[index] = node
+        self._freed = roomy  # the others have no room for this request or a larger one
+        self._no_room = (cpu_m, memory, gpus, anywhere)
+        if not roomy:
+            return False
+        self._witness = roomy[min(roomy)]
         return True

@@ -54,11 +54,11 @@ class SimNode:
     """A node as schedulers see it (spec, allocation, readiness, sampled signals), and the load
     that its running pods put on it now (which schedulers only see through the samples)."""
 
-    __slots__ = ("_allocated", "_clock", "_free_gpus", "_signals", "bound", "cpu_cap_m", "cpu_m",
-                 "cpu_used", "gpu_free", "gpus_used", "index", "mem_cache", "mem_capacity",
-                 "mem_working", "membw_capacity", "membw_demand", "membw_multiplier", "memory",
-                 "placed_since", "pods", "pool", "ready", "running", "scraped", "spec", "speed",
-                 "waiting")
+    __slots__ = ("_allocated", "_clock", "_free_gpus", "_placed", "_signals", "bound", "cpu_cap_m",
+                 "cpu_m", "cpu_used", "gpu_free", "gpus_used", "index", "mem_cache",
+                 "mem_capacity", "mem_working", "membw_capacity", "membw_demand",
+                 "membw_multiplier", "memory", "pods", "pool", "ready", "running", "scraped",
+                 "spec", "speed", "waiting")
 
     def __init__(self, spec: NodeSpec, index: int, pool: StoragePool, mem_capacity: int,
                  clock: ScrapeClock) -> None:
@@ -83,7 +83,7 @@ class SimNode:
         self.membw_demand = 0.0
         self.membw_capacity = float(spec.memory_bandwidth_bytes_s)
         self.membw_multiplier = 1.0
-        self.placed_since = EMPTY
+        self._placed: list[Resources] = []  # requests bound since the last scrape, in order
         # (cpu used, memory used, memory.current, membw utilisation) at the last scrape
         self.scraped: tuple[float, int, int, float] = (0.0, 0, 0, 0.0)
         self._clock = clock
@@ -113,13 +113,21 @@ class SimNode:
                                                   self.pool.scraped_await_ms, self.placed_since)
         return signals
 
+    @property
+    def placed_since(self) -> Resources:
+        """Requests bound since the last scrape (summed when read: most are never read)."""
+        total = EMPTY
+        for requests in self._placed:
+            total = total + requests
+        return total
+
     def allocation_changed(self) -> None:
         self._allocated = None
         self._free_gpus = None
 
     def note_placed(self, requests: Resources) -> None:
         """A pod was bound since the last scrape: its load is not in the metrics yet."""
-        self.placed_since = self.placed_since + requests
+        self._placed.append(requests)
         self._signals = None
 
     def scrape(self) -> None:
@@ -128,5 +136,5 @@ class SimNode:
                         self.membw_demand / self.membw_capacity if self.membw_capacity else 0.0)
 
     def clear_placed(self) -> None:
-        self.placed_since = EMPTY
+        self._placed.clear()
         self._signals = None

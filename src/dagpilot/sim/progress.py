@@ -69,6 +69,7 @@ class Progress:
         # Nodes and pools whose load changed since the last metrics scrape.
         self.touched_nodes: dict[int, SimNode] = {}
         self.touched_pools: dict[str, StoragePool] = {}
+        self._footprints: dict[int, tuple[int, int, float, float]] = {}  # by id(task)
 
     def start(self, pod: PodRun) -> list[PodRun]:
         """Start a bound pod. Returns the pods the kernel OOM-kills as a result (maybe the pod
@@ -83,8 +84,11 @@ class Progress:
             self._remove(victim)
         self._refresh_node(node)
         self._refresh_pool(node.pool)
-        for group in _groups_of([pod, *victims] if victims else [pod]):
-            self._refresh_group(group)
+        if victims:
+            for group in _groups_of([pod, *victims]):
+                self._refresh_group(group)
+        elif pod.group is not None:
+            self._refresh_group(pod.group)
         if pod.phase == Phase.RUNNING:
             self._update_rate(pod)
         return victims
@@ -119,11 +123,19 @@ class Progress:
 
     def _prepare(self, pod: PodRun) -> None:
         """The pod's footprint on its node, computed once when it starts."""
-        task, params, on = pod.ref.task, self._params, self._on
-        pod.working, pod.cache = physics.memory_footprint(task, params, on.memory)
-        pod.membw = physics.pod_membw_demand(task, params)
-        pod.iops = physics.pod_iops(task, pod.ref.runtime_s, params)
-        pod.pcie = physics.pcie_multiplier(pod.node.spec, pod.gpus, params, on.gpu_pcie)
+        ref, params, on = pod.ref, self._params, self._on
+        task = ref.task
+        footprint = self._footprints.get(id(task))  # the run's jobs keep their tasks alive
+        if footprint is None:
+            working, cache = physics.memory_footprint(task, params, on.memory)
+            footprint = (working, cache, physics.pod_membw_demand(task, params),
+                         physics.pod_iops(task, task.runtime_s, params))
+            self._footprints[id(task)] = footprint
+        pod.working, pod.cache, pod.membw, pod.iops = footprint
+        if task.instance_runtimes_s:  # the I/O rate follows the instance's own runtime
+            pod.iops = physics.pod_iops(task, ref.runtime_s, params)
+        if len(pod.gpus) > 1:  # fewer GPUs cannot span PCIe root complexes
+            pod.pcie = physics.pcie_multiplier(pod.node.spec, pod.gpus, params, on.gpu_pcie)
         if task.comm_group is not None and pod.comm_share > 0.0:
             key = (pod.ref.job.id, task.comm_group)
             group = self._groups.get(key)
@@ -187,6 +199,8 @@ class Progress:
         if physics.over_own_limit(started.ref.task, started.working, True):
             victims.append(started)
         used = node.mem_working + node.mem_cache - sum(v.working + v.cache for v in victims)
+        if used <= node.mem_capacity:
+            return victims
         candidates = [p for p in node.running.values() if p not in victims]
         while used > node.mem_capacity and candidates:
             index = physics.oom_victim([(p.working + p.cache, p.ref.requests.memory)
@@ -233,21 +247,25 @@ class Progress:
         """Bring the pod's work up to now, give it its current rate, and reschedule its end."""
         node = pod.node
         group = pod.group
-        slowdown = (physics.share_factor(pod.membw_share, node.membw_multiplier)
-                    * physics.share_factor(pod.io_share, node.pool.multiplier)
-                    * physics.communication_factor(
-                        pod.comm_share, group.multiplier if group is not None else 1.0, pod.pcie))
+        # physics.share_factor and physics.communication_factor, written out: this runs for
+        # every pod whose multiplier changes.
+        slowdown = (1.0 + pod.membw_share * (node.membw_multiplier - 1.0)) * (
+            1.0 + pod.io_share * (node.pool.multiplier - 1.0))
+        comm_share = pod.comm_share
+        if comm_share > 0.0:
+            network = group.multiplier if group is not None else 1.0
+            slowdown *= 1.0 + comm_share * (network * pod.pcie - 1.0)
         rate = node.speed / slowdown
         if rate == pod.rate:
             return
-        now = self._kernel.now_s
+        kernel = self._kernel
+        now = kernel.now_s
         remaining = pod.remaining - pod.rate * (now - pod.since)
-        pod.remaining = remaining if remaining > 0.0 else 0.0
+        pod.remaining = remaining = remaining if remaining > 0.0 else 0.0
         pod.since = now
         pod.rate = rate
-        pod.version += 1
-        self._kernel.schedule(now + pod.remaining / rate, Order.COMPLETE, self._on_complete, pod,
-                              pod.version)
+        pod.version = version = pod.version + 1
+        kernel.schedule(now + remaining / rate, Order.COMPLETE, self._on_complete, pod, version)
 
     def remaining_at(self, pod: PodRun, now_s: float) -> float:
         """Work left (nominal seconds) of a running pod at `now_s`."""

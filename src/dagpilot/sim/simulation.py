@@ -19,7 +19,7 @@ from dagpilot.core.scheduler import Placement
 from dagpilot.core.types import Cluster, Job, Task
 from dagpilot.core.view import PodRef
 from dagpilot.sim.cluster_state import ClusterState
-from dagpilot.sim.engine import Engine, JobRun, StartupDelays
+from dagpilot.sim.engine import Engine, JobRun, StartupDelays, next_poll
 from dagpilot.sim.faults import Outage, next_iops_change, next_outage
 from dagpilot.sim.kernel import Kernel, Order
 from dagpilot.sim.nodes import SimNode, StoragePool
@@ -27,6 +27,7 @@ from dagpilot.sim.pod import Phase, PodRun
 from dagpilot.sim.progress import Progress
 from dagpilot.sim.record import RunRecord
 from dagpilot.sim.recorder import Recorder
+from dagpilot.sim.startup import StartupSlots
 from dagpilot.sim.streams import stream
 
 log = logging.getLogger(__name__)
@@ -60,8 +61,10 @@ class Simulation:
                              job_ended=self._on_job_ended)
         self.record = RunRecord(scheduler_name, seed, settings.physics.enabled)
         self.recorder = Recorder(self.record, self.state, self.progress)
-        self._startup = StartupDelays(stream(seed, "startup"), settings.startup_median_s,
-                                      settings.startup_sigma)
+        self._startup = StartupSlots(
+            StartupDelays(stream(seed, "startup"), settings.startup_median_s,
+                          settings.startup_sigma),
+            len(self.state.nodes), settings.startup_slots_per_node)
         self._faults_rng = stream(seed, "faults")
         self._storage_rng = stream(seed, "storage")
         self.total_jobs = len(jobs)
@@ -88,14 +91,15 @@ class Simulation:
     # --- decisions -----------------------------------------------------------------------
 
     def bind(self, placement: Placement) -> None:
-        """Bind a placement (checked first); its pod starts after the start-up delay."""
+        """Bind a placement (checked first); its pod starts after the start-up delay, on one
+        of the node's start-up slots."""
         ref, node, gpus = self.state.target(placement)
         cpu_m = self.state.bind(ref, node, gpus)
         now = self.kernel.now_s
         pod = PodRun(ref, self._runs[ref.job.id], node, gpus, cpu_m=cpu_m, now_s=now)
         node.bound[ref.uid] = pod
-        self.kernel.schedule(now + self._startup.draw(), Order.START, self._on_start, pod,
-                             pod.version)
+        self.kernel.schedule(self._startup.start_time(node.index, now), Order.START,
+                             self._on_start, pod, pod.version)
         self._idle = 0
 
     def more_to_place(self) -> bool:
@@ -111,8 +115,11 @@ class Simulation:
         if not self._in_flight() and state.pending_count():
             self._idle += 1
         cost, horizon_s, total_jobs = 0.0, self.settings.horizon_s, self.total_jobs
+        # bound once: this loop runs once per simulated instant
+        pending_count, next_time, run_instant = (state.pending_count, kernel.next_time,
+                                                 kernel.run_instant)
         while True:
-            if self._tick or state.pending_count() != recorder.last_pending:
+            if self._tick or pending_count() != recorder.last_pending:
                 recorder.sample(kernel.now_s, self._tick)
                 self._tick = False
             if engine.ended == total_jobs or (
@@ -120,13 +127,13 @@ class Simulation:
                     and self._stalled()):
                 self._finish(kernel.now_s)
                 return cost
-            next_s = kernel.next_time()
+            next_s = next_time()
             if next_s > horizon_s:
                 end_s = max(horizon_s, kernel.now_s)
                 self._finish(end_s)
                 return cost + engine.in_system * (end_s - kernel.now_s)
             cost += engine.in_system * (next_s - kernel.now_s)
-            kernel.run_instant()
+            run_instant()
             if self._dirty:
                 self._dirty = False
                 if state.could_place_any():
@@ -187,9 +194,26 @@ class Simulation:
             return  # stale: its rate changed, or it was killed
         self.progress.stop(pod)
         pod.phase = Phase.SUCCEEDED
-        self._unbind(pod)
-        self.recorder.pod_ended(pod, "succeeded", self.kernel.now_s)
+        now = self.kernel.now_s
+        del pod.node.bound[pod.ref.uid]
+        release_s = self._release_time(pod, now)
+        if release_s > now:  # its requests stay allocated until then
+            self.kernel.schedule(release_s, Order.COMPLETE, self._on_release, pod)
+        else:
+            self.state.release(pod)
+        self.recorder.pod_ended(pod, "succeeded", now)
         self.engine.succeeded(pod.job_run, pod.ref.task)
+        self._dirty = True
+
+    def _release_time(self, pod: PodRun, now_s: float) -> float:
+        """When a pod that ended now frees its requests: at once, or at its engine's next poll
+        (`release_at_poll`: the engine deletes the pod when it notices the end)."""
+        if not self.settings.release_at_poll:
+            return now_s
+        return next_poll(now_s, pod.job_run.phase_s, self.settings.poll_interval_s)
+
+    def _on_release(self, pod: PodRun, _: int) -> None:
+        self.state.release(pod)
         self._dirty = True
 
     def _killed(self, pod: PodRun, outcome: str) -> None:
@@ -246,6 +270,7 @@ class Simulation:
         log.debug("node %s NotReady (%s) from %.0f s to %.0f s", node.spec.name, outage.cause,
                   outage.start_s, outage.end_s)
         self.state.set_ready(node, False)
+        self._startup.clear(node.index)
         self.progress.stop_all(node)
         for pod in list(node.bound.values()):
             self._killed(pod, "node-fault")
@@ -256,9 +281,10 @@ class Simulation:
         self.state.set_ready(node, True)
         self._dirty = True
         now = self.kernel.now_s
+        self._startup.clear(node.index)
         for pod in node.waiting:
-            self.kernel.schedule(now + self._startup.draw(), Order.START, self._on_start, pod,
-                                 pod.version)
+            self.kernel.schedule(self._startup.start_time(node.index, now), Order.START,
+                                 self._on_start, pod, pod.version)
         node.waiting.clear()
         self._schedule_outage(node, outage.end_s)
 

@@ -14,13 +14,19 @@ import numpy as np
 from dagpilot.core.status import Status
 from dagpilot.core.types import Taint, TaintEffect, Task
 from dagpilot.core.view import NodeState
+from dagpilot.decide.filters.base import RowTest, passes
 from dagpilot.decide.node_arrays import Bools, NodeArrays
+from dagpilot.decide.node_log import Row
 
 NOT_READY_TAINT = Taint("node.kubernetes.io/not-ready", "", TaintEffect.NO_SCHEDULE)
 
 
 def _tolerates_not_ready(task: Task) -> bool:
     return any(t.tolerates(NOT_READY_TAINT) for t in task.tolerations)
+
+
+def _is_ready(free: Row, ready: bool) -> bool:
+    return ready
 
 
 class NodeReady:
@@ -32,6 +38,9 @@ class NodeReady:
             return Status.success()
         return Status.unschedulable(self.name, "node(s) had untolerated taint "
                                                "{node.kubernetes.io/not-ready: }")
+
+    def row_test(self, task: Task) -> RowTest:
+        return passes if task.tolerations and _tolerates_not_ready(task) else _is_ready
 
     def mask(self, task: Task, nodes: NodeArrays) -> Bools:
         if task.tolerations and _tolerates_not_ready(task):

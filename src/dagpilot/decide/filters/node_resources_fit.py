@@ -12,7 +12,9 @@ import numpy as np
 from dagpilot.core.status import Code, Status
 from dagpilot.core.types import Resources, Task
 from dagpilot.core.view import NodeState
+from dagpilot.decide.filters.base import RowTest
 from dagpilot.decide.node_arrays import Bools, Floats, NodeArrays, resource_row
+from dagpilot.decide.node_log import Row
 
 RESOURCE_NAMES = ("cpu", "memory", "nvidia.com/gpu")
 CPU_SLACK = 1e-9  # cores are floats; the same slack as Resources.fits_in
@@ -27,6 +29,13 @@ def needs(requests: Resources) -> Floats:
     need = np.where(request > 0, request, -np.inf)
     need.flags.writeable = False
     return need
+
+
+@lru_cache(maxsize=4096)
+def needs_row(requests: Resources) -> Row:
+    """`needs` as Python floats."""
+    need = needs(requests).tolist()
+    return (need[0], need[1], need[2])
 
 
 class NodeResourcesFit:
@@ -44,4 +53,20 @@ class NodeResourcesFit:
         return Status(Code.UNRESOLVABLE if never else Code.UNSCHEDULABLE, short, self.name)
 
     def mask(self, task: Task, nodes: NodeArrays) -> Bools:
-        return np.asarray((nodes.free >= needs(task.requests)).all(axis=1))
+        need = needs(task.requests)
+        free = nodes.free
+        # Column by column: only the resources asked for, and no reduction along an axis.
+        fits: Bools | None = None
+        for column in range(3):
+            if need[column] != -np.inf:
+                column_fits = free[:, column] >= need[column]
+                fits = column_fits if fits is None else fits & column_fits
+        return np.ones(len(free), dtype=np.bool_) if fits is None else fits
+
+    def row_test(self, task: Task) -> RowTest:
+        cpu, memory, gpus = needs_row(task.requests)
+
+        def fits(free: Row, ready: bool) -> bool:
+            return free[0] >= cpu and free[1] >= memory and free[2] >= gpus
+
+        return fits

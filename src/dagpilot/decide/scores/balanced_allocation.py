@@ -9,14 +9,16 @@ incoming pod's actual request (no 100m / 200 MiB defaults here).
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 import numpy as np
 
 from dagpilot.core.types import Task
 from dagpilot.decide.node_arrays import Floats, NodeArrays
+from dagpilot.decide.node_log import Row
 from dagpilot.decide.scores import resource_amounts
-from dagpilot.decide.scores.base import MAX_NODE_SCORE, identity
+from dagpilot.decide.scores.base import MAX_NODE_SCORE, RowScorer, identity
 
 
 class BalancedAllocation:
@@ -39,3 +41,15 @@ class BalancedAllocation:
             std = np.where(both, np.abs((fractions[:, 0] - fractions[:, 1]) / 2), 0.0)
         truncated: Floats = np.floor((1 - std) * MAX_NODE_SCORE)
         return truncated
+
+    def row_scorer(self, task: Task) -> RowScorer:
+        """`scores` for one node with positive CPU and memory capacity, in the same
+        floating-point operations, so the same number."""
+        request_cpu, request_memory = resource_amounts.pod_request_pair(task.requests, False)
+
+        def score(allocated: Row, capacity: tuple[float, float]) -> float:
+            std = abs(((round(allocated[0] * 1000.0) + request_cpu) / capacity[0]
+                       - (round(allocated[1]) + request_memory) / capacity[1]) / 2)
+            return float(math.floor((1 - std) * MAX_NODE_SCORE))
+
+        return score

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from dagpilot.core.types import Task
 from dagpilot.core.view import NodeState
 from dagpilot.decide.node_arrays import Floats, NodeArrays
+from dagpilot.decide.node_log import Row
 
 MAX_NODE_SCORE = 100
 
@@ -27,6 +29,21 @@ class Score(Protocol):
     def scores(self, task: Task, nodes: NodeArrays) -> Floats: ...
 
     def normalize(self, raw: Floats) -> Floats: ...
+
+
+RowScorer = Callable[[Row, tuple[float, float]], float]
+"""One node's raw score for one pod, from the node's allocated (cpu, memory, GPUs) and its
+(milli-CPU, memory) capacity, both positive."""
+
+
+@runtime_checkable
+class AllocationScore(Score, Protocol):
+    """A score that reads only the pod's requests and the node's allocation and capacity, with
+    no normalisation: `row_scorer(task)` scores one node from plain numbers, giving what
+    `scores` gives that node, so a cache of raw scores can refresh only the nodes that
+    changed."""
+
+    def row_scorer(self, task: Task) -> RowScorer: ...
 
 
 def score_one(score: Score, task: Task, node: NodeState) -> int:

@@ -14,8 +14,9 @@ import numpy as np
 
 from dagpilot.core.types import Task
 from dagpilot.decide.node_arrays import Floats, NodeArrays
+from dagpilot.decide.node_log import Row
 from dagpilot.decide.scores import resource_amounts
-from dagpilot.decide.scores.base import MAX_NODE_SCORE, floor_div, identity
+from dagpilot.decide.scores.base import MAX_NODE_SCORE, RowScorer, floor_div, identity
 
 
 class LeastAllocated:
@@ -41,3 +42,21 @@ class LeastAllocated:
         weights = counted.sum(axis=1)
         return np.where(weights > 0, floor_div(per_resource.sum(axis=1), np.maximum(weights, 1)),
                         0.0)
+
+    def row_scorer(self, task: Task) -> RowScorer:
+        """`scores` for one node with positive CPU and memory capacity, in the same
+        floating-point operations, so the same number."""
+        request_cpu, request_memory = resource_amounts.pod_request_pair(task.requests, True)
+        clip = not (task.requests.cpu and task.requests.memory)
+
+        def score(allocated: Row, capacity: tuple[float, float]) -> float:
+            cpu_cap, memory_cap = capacity
+            cpu = ((cpu_cap - (round(allocated[0] * 1000.0) + request_cpu)) * MAX_NODE_SCORE
+                   ) // cpu_cap
+            memory = ((memory_cap - (round(allocated[1]) + request_memory)) * MAX_NODE_SCORE
+                      ) // memory_cap
+            if clip:
+                cpu, memory = max(cpu, 0.0), max(memory, 0.0)
+            return (cpu + memory) // 2.0
+
+        return score

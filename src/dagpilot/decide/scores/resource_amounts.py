@@ -25,3 +25,10 @@ def pod_request(requests: Resources, non_zero: bool) -> Floats:
     request = np.array([cpu, memory])
     request.flags.writeable = False
     return request
+
+
+@lru_cache(maxsize=4096)
+def pod_request_pair(requests: Resources, non_zero: bool) -> tuple[float, float]:
+    """`pod_request` as Python floats."""
+    cpu, memory = pod_request(requests, non_zero).tolist()
+    return cpu, memory

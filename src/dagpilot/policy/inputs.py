@@ -1,0 +1,122 @@
+"""What the network reads: one decision's `PolicyInput`, and `Batch`, many padded together.
+
+A `PolicyInput` is a normalised observation plus the hard-constraint mask over its
+(candidate, node) pairs, which comes from `decide`'s filters and is never learned. Decisions
+differ in their numbers of candidates C, nodes N, jobs J and used graph slots K, so `collate`
+pads each to the batch's largest (and drops graph slots no candidate uses); padded candidates,
+nodes, pairs and slots are masked out everywhere, which makes a batched evaluation equal to
+evaluating each input alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import torch
+from torch import Tensor
+
+from dagpilot.state.observation import Observation
+
+Bools = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class PolicyInput:
+    """One decision: the normalised observation and `feasible[c, n]`, the filters' verdict."""
+
+    observation: Observation
+    feasible: Bools  # (C, N)
+
+    def __post_init__(self) -> None:
+        candidates, nodes = len(self.observation.task_features), len(
+            self.observation.node_features)
+        if self.feasible.shape != (candidates, nodes):
+            raise ValueError(f"feasible mask {self.feasible.shape} does not match "
+                             f"{candidates} candidates x {nodes} nodes")
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(candidates, nodes): the action is a flat index into this grid."""
+        return (len(self.observation.task_features), len(self.observation.node_features))
+
+    def stripped(self) -> PolicyInput:
+        """The same arrays without the candidate PodRefs (and their Jobs): what a rollout keeps
+        and ships between processes."""
+        if not self.observation.candidates:
+            return self
+        return PolicyInput(dataclasses.replace(self.observation, candidates=()), self.feasible)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """B decisions padded to the largest C, N, J and K among them."""
+
+    nodes: Tensor  # (B, N, node_dim)
+    node_valid: Tensor  # (B, N) bool
+    tasks: Tensor  # (B, C, task_dim)
+    candidate_valid: Tensor  # (B, C) bool
+    pairs: Tensor  # (B, J, N, pair_dim)
+    pair_job: Tensor  # (B, C) int64, row of `pairs` for each candidate
+    graph: Tensor  # (B, C, K, graph_dim)
+    positions: Tensor  # (B, C, K, position_dim)
+    graph_valid: Tensor  # (B, C, K) bool
+    feasible: Tensor  # (B, C, N) bool
+
+    @property
+    def size(self) -> int:
+        return int(self.nodes.shape[0])
+
+    @property
+    def grid(self) -> tuple[int, int]:
+        """(C, N) of the padded batch."""
+        return (int(self.tasks.shape[1]), int(self.nodes.shape[1]))
+
+
+def collate(inputs: Sequence[PolicyInput]) -> Batch:
+    if not inputs:
+        raise ValueError("collate needs at least one input")
+    observations = [item.observation for item in inputs]
+    candidates = max(len(o.task_features) for o in observations)
+    nodes = max(len(o.node_features) for o in observations)
+    jobs = max(max(len(o.pair_features), 1) for o in observations)
+    slots = max(_used_slots(o) for o in observations)
+    return Batch(
+        nodes=_pad([o.node_features for o in observations], (nodes,)),
+        node_valid=_valid([len(o.node_features) for o in observations], nodes),
+        tasks=_pad([o.task_features for o in observations], (candidates,)),
+        candidate_valid=_valid([len(o.task_features) for o in observations], candidates),
+        pairs=_pad([o.pair_features for o in observations], (jobs, nodes)),
+        pair_job=_pad([o.pair_job for o in observations], (candidates,), np.int64),
+        graph=_pad([o.graph_features[:, :slots] for o in observations], (candidates, slots)),
+        positions=_pad([o.graph_positions[:, :slots] for o in observations],
+                       (candidates, slots)),
+        graph_valid=_pad([o.graph_valid[:, :slots] for o in observations], (candidates, slots),
+                         np.bool_),
+        feasible=_pad([item.feasible for item in inputs], (candidates, nodes), np.bool_),
+    )
+
+
+def _used_slots(observation: Observation) -> int:
+    """Graph slots up to the last one any candidate uses: a small job fills few of the K
+    slots, and attention over empty ones is wasted work (they are masked anyway)."""
+    used = np.flatnonzero(observation.graph_valid.any(axis=0))
+    return int(used[-1]) + 1 if len(used) else 1
+
+
+def _pad(arrays: Sequence[npt.NDArray[np.generic]], lead: tuple[int, ...],
+         dtype: type[np.generic] = np.float32) -> Tensor:
+    """Stack arrays, zero-padding their leading axes to `lead` (trailing axes must agree)."""
+    tail = next((a.shape[len(lead):] for a in arrays if a.size), arrays[0].shape[len(lead):])
+    out = np.zeros((len(arrays), *lead, *tail), dtype=dtype)
+    for row, array in enumerate(arrays):
+        if array.size:
+            out[row][tuple(slice(0, size) for size in array.shape[:len(lead)])] = array
+    return torch.from_numpy(out)
+
+
+def _valid(lengths: Sequence[int], size: int) -> Tensor:
+    return torch.arange(size)[None, :] < torch.tensor(lengths)[:, None]

@@ -1,0 +1,36 @@
+"""Small building blocks shared by the encoders: an MLP, an MLP embedding, masked pooling."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+
+def mlp(inputs: int, hidden: int, outputs: int) -> nn.Sequential:
+    """Two linear layers with a ReLU between them."""
+    return nn.Sequential(nn.Linear(inputs, hidden), nn.ReLU(), nn.Linear(hidden, outputs))
+
+
+class Embedding(nn.Module):
+    """(..., inputs) -> (..., d_model) through an MLP applied row by row."""
+
+    def __init__(self, inputs: int, d_model: int) -> None:
+        super().__init__()
+        self.embed = mlp(inputs, d_model, d_model)
+
+    def forward(self, rows: Tensor) -> Tensor:
+        out: Tensor = self.embed(rows)
+        return out
+
+
+def masked_mean(values: Tensor, valid: Tensor) -> Tensor:
+    """Mean over axis -2 of the rows where `valid` (axis -1 of `valid`); 0 when none is."""
+    weights = valid.unsqueeze(-1).to(values.dtype)
+    return (values * weights).sum(-2) / weights.sum(-2).clamp(min=1.0)
+
+
+def masked_max(values: Tensor, valid: Tensor) -> Tensor:
+    """Max over axis -2 of the rows where `valid`; 0 when none is."""
+    filled = values.masked_fill(~valid.unsqueeze(-1), float("-inf"))
+    best = filled.max(dim=-2).values
+    return torch.where(torch.isfinite(best), best, torch.zeros_like(best))

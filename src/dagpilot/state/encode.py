@@ -1,0 +1,90 @@
+"""The one entry point from a ClusterView to the policy's arrays, for training, benchmarking and
+serving alike: `encode(view, candidates, normaliser, context)`.
+
+`observe` gives the raw features (physical units after the semantic mapping); training feeds
+them to `Normaliser.update` before normalising, serving only normalises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from dagpilot.core.view import ClusterView, PodRef
+from dagpilot.state.context import EncodeContext
+from dagpilot.state.job_distance import job_distance
+from dagpilot.state.job_graph import JobGraph, job_graphs
+from dagpilot.state.node_features import node_features
+from dagpilot.state.node_statics import NodeStatics
+from dagpilot.state.normaliser import Normaliser
+from dagpilot.state.observation import Observation
+from dagpilot.state.schema import DISTANCES, GRAPH, PAIR, POSITION
+from dagpilot.state.task_features import JobNow, task_features
+
+
+def encode(view: ClusterView, candidates: Sequence[PodRef], normaliser: Normaliser,
+           context: EncodeContext | None = None) -> Observation:
+    """Normalised features of the view's nodes and of the candidate pods."""
+    return normaliser.normalise(observe(view, candidates, context))
+
+
+def observe(view: ClusterView, candidates: Sequence[PodRef],
+            context: EncodeContext | None = None) -> Observation:
+    """Raw (not normalised) features of the view's nodes and of the candidate pods."""
+    context = context or EncodeContext()
+    statics = context.nodes(view)
+    nodes = node_features(view, statics, context.signals(view), context.streaks,
+                          context.calibration)
+    jobs: dict[str, JobNow] = {}
+    for pod in candidates:
+        if pod.job.id not in jobs:
+            jobs[pod.job.id] = context.job(view, pod.job)
+    job_row = {job_id: row for row, job_id in enumerate(jobs)}
+    graphs = _graphs(candidates, jobs, context.graph_tasks)
+    return Observation(
+        node_features=nodes,
+        task_features=task_features(candidates, jobs, view.now_s),
+        pair_features=_pairs(statics, jobs, len(view.nodes)),
+        pair_job=np.array([job_row[pod.job.id] for pod in candidates], dtype=np.int64),
+        graph_features=_stack([g.features for g in graphs], (context.graph_tasks, GRAPH.dim)),
+        graph_positions=_stack([g.positions for g in graphs],
+                               (context.graph_tasks, POSITION.dim)),
+        graph_valid=np.array([g.valid for g in graphs], dtype=np.bool_).reshape(
+            len(graphs), context.graph_tasks),
+        graph_status=np.array([g.status for g in graphs], dtype=np.int8).reshape(
+            len(graphs), context.graph_tasks),
+        candidates=tuple(candidates),
+    )
+
+
+def _pairs(statics: NodeStatics, jobs: dict[str, JobNow], nodes: int) -> npt.NDArray[np.float32]:
+    """(jobs, nodes, PAIR.dim): one-hot distance levels to the nearest and farthest host."""
+    out = np.zeros((len(jobs), nodes, PAIR.dim), dtype=np.float32)
+    for row, job in enumerate(jobs.values()):
+        if len(job.hosts):
+            distance = job_distance(statics.network, job.hosts)
+            every = np.arange(nodes)
+            out[row, every, distance.nearest] = 1.0  # a job with hosts has a level everywhere
+            out[row, every, len(DISTANCES) + distance.farthest] = 1.0
+    return out
+
+
+def _graphs(candidates: Sequence[PodRef], jobs: dict[str, JobNow], limit: int) -> list[JobGraph]:
+    """The candidates' job graphs in candidate order, built job by job."""
+    graphs: list[JobGraph | None] = [None] * len(candidates)
+    for job_id, job in jobs.items():
+        members = [c for c, pod in enumerate(candidates) if pod.job.id == job_id]
+        tasks = [job.statics.index_of[candidates[c].task.id] for c in members]
+        for c, graph in zip(members, job_graphs(job.statics, job.progress, tasks, limit),
+                            strict=True):
+            graphs[c] = graph
+    return [graph for graph in graphs if graph is not None]
+
+
+def _stack(arrays: list[npt.NDArray[np.float32]],
+           shape: tuple[int, int]) -> npt.NDArray[np.float32]:
+    if not arrays:
+        return np.zeros((0, *shape), dtype=np.float32)
+    return np.stack(arrays).astype(np.float32, copy=False)

@@ -1,0 +1,43 @@
+"""How many samples running each node's storage has been congested.
+
+A single view shows only the last sample, so "await > 50 ms three samples running" needs a
+memory of the samples before: one AwaitStreaks per episode or live session (held by the
+EncodeContext). A node's streak moves only when a new sample of it arrives (its `sampled_s`
+changes), so encoding one view several times does not count a sample twice. Samples that
+came and went between two encodings are not seen: the streak counts the samples observed. A
+sample older than the last one seen (a new episode on the same cluster) restarts the count.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+Floats = npt.NDArray[np.float64]
+Bools = npt.NDArray[np.bool_]
+Ints = npt.NDArray[np.int64]
+
+MAX_STREAK = 10  # longer streaks say nothing more, and keep the feature bounded
+
+
+class AwaitStreaks:
+    """Per node: the sample time last counted and the congested samples running."""
+
+    __slots__ = ("_last_sampled_s", "_streak")
+
+    def __init__(self) -> None:
+        self._last_sampled_s: Floats = np.empty(0)
+        self._streak: Ints = np.empty(0, dtype=np.int64)
+
+    def observe(self, sampled_s: Floats, congested: Bools) -> Ints:
+        """Count the nodes' new samples; returns every node's streak (a copy)."""
+        if self._streak.shape != sampled_s.shape:  # first call, or another cluster
+            self._last_sampled_s = np.full(sampled_s.shape, np.nan)
+            self._streak = np.zeros(sampled_s.shape, dtype=np.int64)
+        fresh = sampled_s != self._last_sampled_s  # NaN never equals: the first sample counts
+        # A sample older than the last one seen means a new episode: count from scratch.
+        base = np.where(sampled_s < self._last_sampled_s, 0, self._streak)
+        grown = np.minimum(base + 1, MAX_STREAK)
+        self._streak = np.where(fresh, np.where(congested, grown, 0), self._streak)
+        self._last_sampled_s = sampled_s.copy()
+        return self._streak.copy()

@@ -1,0 +1,286 @@
+"""The training loop: behaviour-cloning warm start, then PPO iterations over the curriculum.
+
+    result = train(config, data, out_dir, progress=callback)
+
+1. The teacher: the best baseline on a trial episode of the full-size stage (or the named one).
+2. `bc_iterations` times: the teacher's episodes -> the normaliser's statistics -> imitation.
+   With no BC iteration, one round of teacher episodes still fits the normaliser, so the
+   network never reads raw features.
+3. `iterations` times: rollouts with the current policy (local or Ray backend), GAE with the
+   input-driven baseline, a PPO update, statistics merged into the normaliser, a CSV row, and
+   every `checkpoint_every` iterations (and at the end) a model folder.
+
+`out_dir` receives `metrics.csv`, `checkpoints/iter-NNNN/` and `final/`, each a folder the
+registry can publish (train.export).
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from dagpilot.agent import Agent
+from dagpilot.core.config import SimSettings
+from dagpilot.core.types import Cluster, Job
+from dagpilot.policy import PolicyInput, PolicyNet
+from dagpilot.schedulers import build
+from dagpilot.state import Normaliser
+from dagpilot.train.bc import BehaviourCloning, Demonstrations, choose_teacher, demonstrate
+from dagpilot.train.config import TrainConfig
+from dagpilot.train.curriculum import Curriculum, Stage
+from dagpilot.train.export import export_model, git_commit
+from dagpilot.train.metrics import MetricsLog
+from dagpilot.train.ppo import PPO, Steps
+from dagpilot.train.rollout import Episode, EpisodeSummary, LocalRollouts, RolloutBackend
+from dagpilot.train.scenarios import Capacity, EpisodeTask, cluster_cores, episode_tasks
+from dagpilot.train.snapshot import PolicySnapshot
+from dagpilot.train.targets import ppo_targets
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[float, str], None]
+"""Called with the share of the whole run done (0..1) and what runs now."""
+BackendFactory = Callable[[Cluster, SimSettings], RolloutBackend]
+
+
+@dataclass(frozen=True)
+class TrainData:
+    """The job pool and cluster a run trains on, and the specs they came from."""
+
+    jobs: tuple[Job, ...]
+    cluster: Cluster
+    workloads: tuple[str, ...]
+    cluster_spec: str
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    final: Path
+    metrics: Path
+    checkpoints: tuple[Path, ...]
+    teacher: str
+    env_steps: int  # environment steps of the PPO rollouts
+    rollout_s: float
+    wall_s: float
+
+    @property
+    def env_steps_per_s(self) -> float:
+        """PPO environment steps per second of the whole PPO phase (rollouts and updates)."""
+        return self.env_steps / self.wall_s if self.wall_s > 0 else 0.0
+
+
+def train(config: TrainConfig, data: TrainData, out_dir: Path, *,
+          sim: SimSettings | None = None, backend: BackendFactory = LocalRollouts,
+          capacity: Capacity = cluster_cores, progress: Progress | None = None,
+          command: str = "") -> TrainResult:
+    """Train a policy from scratch; see the module docstring for the phases. `backend` builds
+    the rollout backend from the cluster and the simulator settings (physics applied);
+    `command` is recorded in the model's metadata."""
+    torch.set_num_threads(config.torch_threads)
+    run = _Run(config, data, out_dir, sim=sim or SimSettings(), capacity=capacity,
+               progress=progress, command=command)
+    rollouts = backend(data.cluster, run.sim)
+    try:
+        run.warm_start()
+        return run.reinforce(rollouts)
+    finally:
+        rollouts.close()
+
+
+class _Run:
+    """The state of one training run between its phases."""
+
+    def __init__(self, config: TrainConfig, data: TrainData, out_dir: Path, *,
+                 sim: SimSettings, capacity: Capacity, progress: Progress | None,
+                 command: str) -> None:
+        self.config = config
+        self.data = data
+        self.out_dir = out_dir
+        self.sim = _with_physics(sim, config.physics)
+        self.capacity = capacity
+        self.progress = progress
+        self.command = command
+        self.model = PolicyNet.create(config.policy, config.seed)
+        self.normaliser = Normaliser.fresh()
+        self.generator = torch.Generator().manual_seed(config.seed)
+        self.metrics = MetricsLog(out_dir / "metrics.csv")
+        self.checkpoints: list[Path] = []
+        self.teacher = ""
+        self.teacher_scores: dict[str, float] = {}
+        self.commit = git_commit()
+        self.bc_rounds = max(config.bc_iterations, 1)  # one round fits the normaliser anyway
+        self.units = self.bc_rounds + config.iterations
+
+    # -- behaviour cloning ------------------------------------------------------------------
+
+    def warm_start(self) -> None:
+        self._report(0.0, "choosing the teacher")
+        full_size = Curriculum.of(self.config.curriculum, 1).stages[-1]
+        trial = self._tasks(full_size, "teacher", 0, scenarios=1, replays=1)[0]
+        choice = choose_teacher(self.config.bc, trial.jobs, self.data.cluster, self.sim,
+                                trial.sim_seed)
+        self.teacher, self.teacher_scores = choice.name, choice.avg_jct_s
+        log.info("teacher %s (avg JCT by scheduler: %s)", choice.name, choice.avg_jct_s)
+        cloning = BehaviourCloning(self.model, self.config.bc, self.config.ppo.value_coef)
+        plan = Curriculum.of(self.config.curriculum, self.bc_rounds)
+        for round_ in range(self.bc_rounds):
+            self._clone(round_, plan.stage(round_), cloning)
+
+    def _clone(self, round_: int, stage: Stage, cloning: BehaviourCloning) -> None:
+        started = time.perf_counter()
+        tasks = self._tasks(stage, "bc", round_, self.config.episodes_per_iteration, 1)
+        agent = Agent(self.model, self.normaliser, explain=False)
+        demos = []
+        for done, task in enumerate(tasks):
+            self._report((round_ + done / len(tasks)) / self.units,
+                         f"teacher {self.teacher} · episode {done + 1}/{len(tasks)}")
+            demos.append(demonstrate(build(self.teacher), agent, self.data.cluster, self.sim,
+                                     task))
+        for demo in demos:
+            self.normaliser = self.normaliser.merge(demo.statistics)
+        row: dict[str, float | int | str] = {}
+        if self.config.bc_iterations:
+            inputs, actions, returns = self._dataset(demos)
+            stats = cloning.fit(inputs, actions, returns, self.generator)
+            row = {"bc_loss": stats.last_loss, "bc_accuracy": stats.accuracy,
+                   "value_loss": stats.value_loss}
+        self.metrics.write({"phase": "bc", "iteration": round_, **_stage_row(stage),
+                            **_demo_row(demos), "update_s": time.perf_counter() - started,
+                            **row})
+
+    def _dataset(self, demos: Sequence[Demonstrations]) -> tuple[
+            list[PolicyInput], list[int], list[float]]:
+        inputs, actions, returns = [], [], []
+        for demo in demos:
+            inputs += [PolicyInput(self.normaliser.normalise(item.observation), item.feasible)
+                       for item in demo.inputs]
+            actions += demo.actions
+            returns += demo.returns(self.config.ppo.reward_scale, self.config.ppo.gamma).tolist()
+        return inputs, actions, returns
+
+    # -- PPO --------------------------------------------------------------------------------
+
+    def reinforce(self, rollouts: RolloutBackend) -> TrainResult:
+        ppo = PPO(self.model, self.config.ppo)
+        plan = Curriculum.of(self.config.curriculum, self.config.iterations)
+        steps_total, rollout_total, started = 0, 0.0, time.perf_counter()
+        for iteration in range(self.config.iterations):
+            stage = plan.stage(iteration)
+            tasks = self._tasks(stage, "ppo", iteration, self.config.scenarios_per_iteration,
+                                self.config.replays)
+            begun = time.perf_counter()
+            episodes = rollouts.collect(PolicySnapshot.of(self.model, self.normaliser), tasks,
+                                        self._episode_progress(iteration))
+            rollout_s = time.perf_counter() - begun
+            stats = ppo.update(_steps(episodes, self.config), self.generator)
+            for episode in episodes:
+                self.normaliser = self.normaliser.merge(episode.statistics)
+            env_steps = sum(e.summary.env_steps for e in episodes if e.summary is not None)
+            steps_total, rollout_total = steps_total + env_steps, rollout_total + rollout_s
+            update_s = time.perf_counter() - begun - rollout_s
+            self.metrics.write({
+                "phase": "ppo", "iteration": iteration, **_stage_row(stage),
+                **_episode_row(episodes), "policy_loss": stats.policy_loss,
+                "value_loss": stats.value_loss, "entropy": stats.entropy,
+                "approx_kl": stats.approx_kl, "clip_fraction": stats.clip_fraction,
+                "rollout_s": rollout_s, "update_s": update_s,
+                "env_steps_per_s": env_steps / max(rollout_s + update_s, 1e-9)})
+            if (iteration + 1) % self.config.checkpoint_every == 0 or (
+                    iteration + 1 == self.config.iterations):
+                self._checkpoint(iteration + 1, steps_total)
+        final = export_model(self.out_dir / "final", self.model, self.normaliser,
+                             self.metadata(self.config.iterations, steps_total))
+        self._report(1.0, "done")
+        return TrainResult(final, self.metrics.path, tuple(self.checkpoints), self.teacher,
+                           steps_total, rollout_total, time.perf_counter() - started)
+
+    def _checkpoint(self, iterations: int, env_steps: int) -> None:
+        folder = self.out_dir / "checkpoints" / f"iter-{iterations:04d}"
+        self.checkpoints.append(export_model(folder, self.model, self.normaliser,
+                                             self.metadata(iterations, env_steps)))
+
+    def _episode_progress(self, iteration: int) -> Callable[[int, int], None]:
+        def report(done: int, total: int) -> None:
+            self._report((self.bc_rounds + iteration + done / total) / self.units,
+                         f"PPO {iteration + 1}/{self.config.iterations} · episode "
+                         f"{min(done + 1, total)}/{total}")
+        report(0, 1)
+        return report
+
+    # -- shared -----------------------------------------------------------------------------
+
+    def _tasks(self, stage: Stage, phase: str, iteration: int, scenarios: int,
+               replays: int) -> list[EpisodeTask]:
+        return episode_tasks(self.data.jobs, self.data.cluster, stage, seed=self.config.seed,
+                             phase=phase, iteration=iteration, scenarios=scenarios,
+                             replays=replays, load=self.config.load, capacity=self.capacity)
+
+    def metadata(self, iterations: int, env_steps: int) -> dict[str, Any]:
+        return {
+            "command": self.command, "seed": self.config.seed, "commit": self.commit,
+            "data": {"workloads": list(self.data.workloads), "cluster": self.data.cluster_spec,
+                     "jobs": len(self.data.jobs), "nodes": len(self.data.cluster.nodes)},
+            "teacher": self.teacher,
+            "teacher_avg_jct_s": {k: _finite(v) for k, v in self.teacher_scores.items()},
+            "training": self.config.to_dict(), "ppo_iterations_done": iterations,
+            "ppo_env_steps": env_steps,
+            "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}
+
+    def _report(self, share: float, label: str) -> None:
+        if self.progress is not None:
+            self.progress(min(max(share, 0.0), 1.0), label)
+
+
+def _steps(episodes: Sequence[Episode], config: TrainConfig) -> Steps:
+    targets = ppo_targets(episodes, config.ppo)
+    return Steps(
+        inputs=[item for episode in episodes for item in episode.inputs],
+        actions=np.array([a for e in episodes for a in e.actions], dtype=np.int64),
+        old_log_probs=np.array([p for e in episodes for p in e.log_probs], dtype=np.float64),
+        advantages=np.concatenate([t.advantages for t in targets]) if targets else np.zeros(0),
+        returns=np.concatenate([t.returns for t in targets]) if targets else np.zeros(0))
+
+
+def _stage_row(stage: Stage) -> dict[str, float | int | str]:
+    return {"stage": stage.index, "jobs_per_episode": stage.jobs}
+
+
+def _episode_row(episodes: Sequence[Episode]) -> dict[str, float | int | str]:
+    return _row([e.summary for e in episodes if e.summary is not None],
+                sum(len(e) for e in episodes), [e.total_reward for e in episodes])
+
+
+def _demo_row(demos: Sequence[Demonstrations]) -> dict[str, float | int | str]:
+    return _row([d.summary for d in demos if d.summary is not None],
+                sum(len(d.actions) for d in demos), [float(np.sum(d.rewards)) for d in demos])
+
+
+def _row(summaries: Sequence[EpisodeSummary], steps: int,
+         returns: Sequence[float]) -> dict[str, float | int | str]:
+    """What the episodes of one iteration did: size, return, JCT, failures."""
+    return {"episodes": len(returns), "steps": steps,
+            "env_steps": sum(s.env_steps for s in summaries),
+            "mean_return": _mean(returns), "avg_jct_s": _mean([s.avg_jct_s for s in summaries]),
+            "unfinished_jobs": sum(s.jobs - s.finished for s in summaries),
+            "oom_kills": sum(s.oom_kills for s in summaries)}
+
+
+def _mean(values: Sequence[float]) -> float:
+    finite = [v for v in values if np.isfinite(v)]
+    return float(np.mean(finite)) if finite else float("nan")
+
+
+def _finite(value: float) -> float | None:
+    return value if np.isfinite(value) else None
+
+
+def _with_physics(sim: SimSettings, physics: bool) -> SimSettings:
+    return sim if physics else sim.without_physics()

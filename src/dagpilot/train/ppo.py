@@ -1,0 +1,111 @@
+"""PPO (Schulman et al., 2017): the only place where gradients flow.
+
+    ratio   = exp(log pi_new(a|s) - log pi_old(a|s))
+    L_clip  = -mean(min(ratio * A, clip(ratio, 1 - eps, 1 + eps) * A))
+    L_value = mean((V(s) - R)^2)
+    L       = L_clip + value_coef * L_value - entropy_coef * mean(entropy)
+
+Adam, several epochs of shuffled minibatches over one iteration's steps, gradient norm clipped.
+Advantages are normalised per minibatch (when set) before they enter L_clip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import torch
+from torch import Tensor
+
+from dagpilot.policy import PolicyInput, PolicyNet
+from dagpilot.train.config import PPOSettings
+
+
+@dataclass(frozen=True)
+class Loss:
+    total: Tensor
+    policy: Tensor
+    value: Tensor
+    entropy: Tensor
+    approx_kl: Tensor  # mean of (old - new) log-probability: how far the policy moved
+    clip_fraction: Tensor  # share of steps whose ratio left [1 - eps, 1 + eps]
+
+
+def ppo_loss(new_log_probs: Tensor, old_log_probs: Tensor, advantages: Tensor, *,
+             values: Tensor, returns: Tensor, entropy: Tensor, settings: PPOSettings) -> Loss:
+    log_ratio = new_log_probs - old_log_probs
+    ratio = log_ratio.exp()
+    clipped = ratio.clamp(1.0 - settings.clip, 1.0 + settings.clip)
+    policy = -torch.minimum(ratio * advantages, clipped * advantages).mean()
+    value = (values - returns).pow(2).mean()
+    mean_entropy = entropy.mean()
+    total = policy + settings.value_coef * value - settings.entropy_coef * mean_entropy
+    with torch.no_grad():
+        approx_kl = (-log_ratio).mean()
+        clip_fraction = ((ratio - 1.0).abs() > settings.clip).float().mean()
+    return Loss(total, policy, value, mean_entropy, approx_kl, clip_fraction)
+
+
+@dataclass(frozen=True)
+class Steps:
+    """One iteration's steps, flattened over episodes."""
+
+    inputs: Sequence[PolicyInput]
+    actions: npt.NDArray[np.int64]
+    old_log_probs: npt.NDArray[np.float64]
+    advantages: npt.NDArray[np.float64]
+    returns: npt.NDArray[np.float64]
+
+    def __len__(self) -> int:
+        return len(self.inputs)
+
+
+@dataclass(frozen=True)
+class UpdateStats:
+    policy_loss: float
+    value_loss: float
+    entropy: float
+    approx_kl: float
+    clip_fraction: float
+    minibatches: int
+
+
+class PPO:
+    def __init__(self, model: PolicyNet, settings: PPOSettings) -> None:
+        self.model = model
+        self.settings = settings
+        self.optimizer = torch.optim.Adam(model.parameters(), lr=settings.learning_rate)
+
+    def update(self, steps: Steps, generator: torch.Generator) -> UpdateStats:
+        """`epochs` passes over the steps in shuffled minibatches; means over all of them."""
+        self.model.train()
+        totals = np.zeros(5)
+        count = 0
+        for _ in range(self.settings.epochs):
+            order = torch.randperm(len(steps), generator=generator).tolist()
+            for start in range(0, len(order), self.settings.minibatch):
+                loss = self._step(steps, order[start:start + self.settings.minibatch])
+                totals += [float(part.detach()) for part in (
+                    loss.policy, loss.value, loss.entropy, loss.approx_kl, loss.clip_fraction)]
+                count += 1
+        policy, value, entropy, approx_kl, clip_fraction = (totals / max(count, 1)).tolist()
+        return UpdateStats(policy, value, entropy, approx_kl, clip_fraction, count)
+
+    def _step(self, steps: Steps, rows: list[int]) -> Loss:
+        evaluation = self.model.evaluate([steps.inputs[i] for i in rows],
+                                         steps.actions[rows].tolist())
+        advantages = torch.as_tensor(steps.advantages[rows], dtype=torch.float32)
+        if self.settings.normalise_advantages and len(rows) > 1:
+            advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+        loss = ppo_loss(evaluation.log_probs,
+                        torch.as_tensor(steps.old_log_probs[rows], dtype=torch.float32),
+                        advantages, values=evaluation.values,
+                        returns=torch.as_tensor(steps.returns[rows], dtype=torch.float32),
+                        entropy=evaluation.entropy, settings=self.settings)
+        self.optimizer.zero_grad()
+        loss.total.backward()  # type: ignore[no-untyped-call]
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings.max_grad_norm)
+        self.optimizer.step()
+        return loss

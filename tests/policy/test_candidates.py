@@ -1,0 +1,71 @@
+"""Which pending pods the policy scores: capped, one per task, by b-level and by age."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dagpilot.core.types import Cluster, Job
+from dagpilot.core.view import PodRef
+from dagpilot.decide.feasibility import Feasibility
+from dagpilot.decide.filters import filters
+from dagpilot.decide.node_arrays import NodeArrays
+from dagpilot.policy import select_candidates
+from tests.schedulers.views import FakeNode, FakeView, job, node, task
+
+CLUSTER = Cluster("two", (node("small", 2), node("big", 8, unschedulable=False)))
+LONG = job("long", [task("a", 1, 100), task("b", 1, 1000, parents=["a"])])
+SHORT = job("short", [task(f"s{i}", 1, 1) for i in range(6)])
+WIDE = job("wide", [task("w", 4, 10, instances=5)])
+HUGE = job("huge", [task("h", 64, 10)])
+
+
+def pods(*specs: tuple[Job, str, int, float]) -> tuple[PodRef, ...]:
+    return tuple(PodRef(uid, owner, owner.task(task_id), instance, created)
+                 for uid, (owner, task_id, instance, created) in enumerate(specs))
+
+
+def view(pending: tuple[PodRef, ...]) -> FakeView:
+    return FakeView(0.0, CLUSTER, tuple(FakeNode(spec) for spec in CLUSTER.nodes), pending)
+
+
+def choose(pending: tuple[PodRef, ...], limit: int, include: PodRef | None = None) -> list[str]:
+    fake = view(pending)
+    chosen = select_candidates(fake.pending, NodeArrays.from_view(fake),
+                               Feasibility(filters()), limit, include)
+    return [pod.name for pod in chosen.pods]
+
+
+def test_the_longest_path_and_the_oldest_pods_take_turns() -> None:
+    pending = pods(*[(SHORT, f"s{i}", 0, float(i)) for i in range(6)], (LONG, "a", 0, 30.0))
+    # b-level ranks long/a first although it is the youngest; age ranks s0, s1, ...
+    assert choose(pending, 4) == ["long/a", "short/s0", "short/s1", "short/s2"]
+    assert choose(pending, 1) == ["long/a"]
+
+
+def test_the_pods_of_one_task_are_one_candidate_the_oldest() -> None:
+    pending = pods(*[(WIDE, "w", i, 10.0 + i) for i in range(5)], (SHORT, "s0", 0, 20.0))
+    assert choose(pending, 16) == ["wide/w-0", "short/s0"]
+
+
+def test_pods_that_fit_nowhere_are_skipped_and_masks_come_from_the_filters() -> None:
+    pending = pods((HUGE, "h", 0, 0.0), (WIDE, "w", 0, 1.0), (SHORT, "s0", 0, 2.0))
+    fake = view(pending)
+    nodes = NodeArrays.from_view(fake)
+    feasibility = Feasibility(filters())
+    chosen = select_candidates(fake.pending, nodes, feasibility, 16)
+    assert [pod.name for pod in chosen.pods] == ["wide/w-0", "short/s0"]
+    for pod, row in zip(chosen.pods, chosen.feasible, strict=True):
+        assert np.array_equal(row, feasibility.mask(pod.task, nodes))
+    assert chosen.feasible.tolist() == [[False, True], [True, True]]  # 4 cores: big only
+
+
+def test_an_included_pod_comes_first_and_is_not_repeated() -> None:
+    pending = pods(*[(SHORT, f"s{i}", 0, float(i)) for i in range(6)], (LONG, "a", 0, 30.0))
+    assert choose(pending, 3, include=pending[4]) == ["short/s4", "long/a", "short/s0"]
+
+
+def test_nothing_pending_gives_no_candidates() -> None:
+    fake = view(())
+    chosen = select_candidates((), NodeArrays.from_view(fake), Feasibility(filters()), 16)
+    assert len(chosen) == 0
+    assert chosen.feasible.shape == (0, 2)

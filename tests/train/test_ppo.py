@@ -1,0 +1,82 @@
+"""The clipped PPO loss on a 4-step episode with known ratios and advantages, and an update
+that moves the policy the way the advantages say."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from dagpilot.policy import PolicyConfig, PolicyNet
+from dagpilot.train.config import PPOSettings
+from dagpilot.train.ppo import PPO, Loss, Steps, ppo_loss
+from tests.policy.builders import policy_input
+
+RATIOS = [0.5, 0.7, 1.3, 1.1]
+ADVANTAGES = [1.0, -1.0, 2.0, -0.5]
+
+
+def loss_of(ratios: list[float]) -> tuple[Loss, torch.Tensor]:
+    new = torch.tensor([math.log(r) for r in ratios], requires_grad=True)
+    loss = ppo_loss(new, torch.zeros(4), torch.tensor(ADVANTAGES),
+                    values=torch.tensor([1.0, 2.0, 3.0, 4.0]),
+                    returns=torch.tensor([1.5, 2.0, 2.0, 4.0]),
+                    entropy=torch.tensor([1.0, 2.0, 3.0, 2.0]),
+                    settings=PPOSettings(clip=0.2, value_coef=0.5, entropy_coef=0.01))
+    return loss, new
+
+
+def test_the_clipped_surrogate_by_hand() -> None:
+    """eps = 0.2:
+    step  ratio  A     r x A   clip(r) x A   min
+    0     0.5    1     0.5     0.8           0.5    (below the range, A > 0: unclipped)
+    1     0.7    -1    -0.7    -0.8          -0.8   (below the range, A < 0: clipped)
+    2     1.3    2     2.6     2.4           2.4    (above the range, A > 0: clipped)
+    3     1.1    -0.5  -0.55   -0.55         -0.55  (inside the range)
+    policy loss = -(0.5 - 0.8 + 2.4 - 0.55) / 4 = -0.3875; 3 of 4 ratios outside the range.
+    value loss = mean of (1 - 1.5)^2, 0, (3 - 2)^2, 0 = 0.3125; mean entropy = 2.
+    total = -0.3875 + 0.5 x 0.3125 - 0.01 x 2 = -0.25125.
+    approx KL = -mean(log r) = -(ln 0.5 + ln 0.7 + ln 1.3 + ln 1.1) / 4 = 0.173037.
+    """
+    loss, _ = loss_of(RATIOS)
+    assert float(loss.policy.detach()) == pytest.approx(-0.3875)
+    assert float(loss.value.detach()) == pytest.approx(0.3125)
+    assert float(loss.entropy.detach()) == pytest.approx(2.0)
+    assert float(loss.total.detach()) == pytest.approx(-0.25125)
+    assert float(loss.clip_fraction.detach()) == pytest.approx(0.75)
+    assert float(loss.approx_kl.detach()) == pytest.approx(0.173037, abs=1e-6)
+
+
+def test_clipped_steps_pass_no_gradient() -> None:
+    """d(policy loss)/d(log pi_i) = -r_i A_i / 4 where the unclipped term is the minimum:
+    step 0: -0.5 x 1 / 4 = -0.125; steps 1 and 2: clipped, 0; step 3: -1.1 x -0.5 / 4 = 0.1375."""
+    loss, new = loss_of(RATIOS)
+    loss.policy.backward()
+    assert new.grad is not None
+    assert new.grad.tolist() == pytest.approx([-0.125, 0.0, 0.0, 0.1375])
+
+
+def test_ratios_of_one_are_the_plain_policy_gradient() -> None:
+    loss, _ = loss_of([1.0] * 4)
+    assert float(loss.policy.detach()) == pytest.approx(-np.mean(ADVANTAGES))
+    assert float(loss.clip_fraction.detach()) == 0.0
+
+
+def test_an_update_makes_an_advantageous_action_likelier() -> None:
+    net = PolicyNet.create(PolicyConfig(d_model=16, heads=2, layers=1, feedforward=32,
+                                        pair_rank=8), seed=0)
+    item = policy_input(2, 3, seed=1, feasible_share=1.0)
+    good, bad = 1, 4
+    with torch.no_grad():
+        before = net.evaluate([item, item], [good, bad]).log_probs
+    steps = Steps([item, item], np.array([good, bad]), before.double().numpy(),
+                  advantages=np.array([1.0, -1.0]), returns=np.zeros(2))
+    stats = PPO(net, PPOSettings(learning_rate=1e-2, epochs=5, minibatch=2)).update(
+        steps, torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        after = net.evaluate([item, item], [good, bad]).log_probs
+    assert after[0] > before[0] and after[1] < before[1]
+    assert stats.minibatches == 5
+    assert stats.approx_kl != 0.0
