@@ -24,7 +24,8 @@ from dagpilot.core.errors import SpecError
 
 RUN_KEYS = {"workflow", "strategy", "rep", "recorded_s", "simulated_s", "rel_error"}
 RNASEQ_ORIGINAL_BOUND = 0.25
-"""docs/BENCHMARKS.md: the rnaseq `original` runs are the check's worst case."""
+"""docs/BENCHMARKS.md: the rnaseq `original` runs are the check's worst pipeline, median
+|error| 21.6 % over their five repetitions (the simulation is too fast)."""
 
 
 @pytest.fixture
@@ -132,7 +133,8 @@ def test_summary_by_hand() -> None:
 def test_real_rnaseq_original_runs_are_within_the_documented_error(
         traces: Path, tmp_path: Path) -> None:
     document = fidelity(traces / "cws-k8s-nextflow", tmp_path, workflows=("rnaseq",),
-                        strategies=("original",), reps=(1, 2, 3))
-    errors = [abs(run["rel_error"]) for run in document["runs"]]
-    assert len(errors) == 3
-    assert statistics.median(errors) <= RNASEQ_ORIGINAL_BOUND
+                        strategies=("original",))
+    errors = [run["rel_error"] for run in document["runs"]]
+    assert len(errors) == 5
+    assert statistics.median(abs(error) for error in errors) <= RNASEQ_ORIGINAL_BOUND
+    assert statistics.fmean(errors) < 0.0  # documented: the replays finish early
