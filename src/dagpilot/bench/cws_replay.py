@@ -14,9 +14,10 @@ DAG repair. The process DAG that Nextflow draws misses some dependencies (channe
 that collect a whole stage, inputs staged from the network), so some tasks were submitted long
 after their rebuilt parents completed, or long after the run began when they have none. Such a
 task (submitted more than `late_s` after it was ready by the rebuilt DAG, where polling alone
-accounts for up to about 12 s) gets as extra parents the tasks whose recorded completion came
-last before its submission: the event that released it. The edges agree with the recorded times
-(`submit` >= parent `complete`), as the loader's own edges do, and never close a cycle.
+accounts for at most 11.5 s with the fitted overheads) gets as extra parents the tasks whose
+recorded completion came last before its submission: the event that released it. The edges
+agree with the recorded times (`submit` >= parent `complete`), as the loader's own edges do,
+and never close a cycle.
 """
 
 from __future__ import annotations
