@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shlex
 import sys
 from collections.abc import Callable
@@ -245,7 +244,7 @@ def fidelity(
         cws_dir=cws_dir, out_dir=out_dir, cluster=cluster, workflows=_names(workflows),
         strategies=_names(strategies), reps=_numbers(reps),
         seed=seed, late_s=LATE_S if repair else None,
-        workers=workers or len(os.sched_getaffinity(0)))
+        workers=workers or main_job.available_cores())
     columns = (SpinnerColumn(), TextColumn("{task.description:<28}"), BarColumn(),
                TaskProgressColumn(), TimeElapsedColumn(), TimeRemainingColumn())
     try:
