@@ -80,7 +80,8 @@ def run(
     settings: SettingsOption = None,
 ) -> None:
     """The main job: the built-in workload mix (Poisson arrivals at load 0.8 with a 17x burst in
-    the middle) on the built-in cluster, every baseline, a few seeds; table and plots in --out."""
+    the middle) on the built-in cluster, every baseline and the shipped model (`dagpilot`), a
+    few seeds; table and plots in --out."""
     _run_benchmark(main_job.main_job(out_dir), _settings(settings))
 
 
@@ -490,6 +491,10 @@ def train_command(
     load_factor: Annotated[float, typer.Option(
         "--load", help="Poisson arrivals: share of the busiest resource asked for.")] = 0.8,
     physics: Annotated[str, typer.Option(help="on or off: the physical effects.")] = "on",
+    checkpoint_every: Annotated[int, typer.Option(
+        min=1, help="PPO iterations between checkpoints (each one evaluated).")] = 10,
+    eval_episodes: Annotated[int, typer.Option(
+        min=0, help="Fixed episodes of the learning curve's evaluation; 0: none.")] = 4,
     backend: Annotated[str, typer.Option(help="local, or ray (rollouts as Ray actors).")] = (
         "local"),
     workers: Annotated[int, typer.Option(min=1, help="Ray rollout actors.")] = 2,
@@ -523,6 +528,7 @@ def train_command(
     config = training.TrainConfig(
         iterations=iterations, episodes_per_iteration=episodes_per_iteration, replays=replays,
         seed=seed, bc_iterations=bc_iterations, load=load_factor, physics=_on_off(physics),
+        checkpoint_every=checkpoint_every, eval_episodes=eval_episodes,
         bc=training.BCSettings(teacher=teacher),
         curriculum=training.CurriculumSettings(min_jobs=min(min_jobs, max_jobs),
                                                max_jobs=max_jobs))

@@ -19,6 +19,7 @@ from dagpilot.bench.harness import (
     run_benchmark,
 )
 from dagpilot.bench.main_job import BASELINES, main_job
+from dagpilot.bench.runner import scheduler_registry
 from dagpilot.core.config import Settings
 from dagpilot.core.errors import SpecError
 from dagpilot.schedulers import SCHEDULERS
@@ -129,7 +130,8 @@ def test_the_main_job_names_only_registered_baselines_and_its_inputs_fit(
         tmp_path: Path) -> None:
     job = main_job(tmp_path)
     assert set(BASELINES) <= set(SCHEDULERS)
-    prepared = prepare(job, Settings(), SCHEDULERS)  # raises if anything is wrong
+    assert job.schedulers == (*BASELINES, "dagpilot")  # the shipped model beside the baselines
+    prepared = prepare(job, Settings(), scheduler_registry())  # raises if anything is wrong
     assert prepared.cluster.name == "default"
     assert job.arrival.kind == "poisson" and job.arrival.bursts[0].factor == 17
     burst = job.arrival.bursts[0]

@@ -27,6 +27,7 @@ WORKLOAD = "builtin:mlflow:4"
 def tiny(iterations: int = 2, bc_iterations: int = 1) -> TrainConfig:
     return TrainConfig(iterations=iterations, episodes_per_iteration=2, replays=2,
                        bc_iterations=bc_iterations, seed=3, checkpoint_every=1, policy=SMALL,
+                       eval_episodes=1,
                        curriculum=CurriculumSettings(min_jobs=1, max_jobs=2, stages=2))
 
 
@@ -39,13 +40,22 @@ def test_a_tiny_run_writes_metrics_checkpoints_and_a_publishable_model(tmp_path:
     shares: list[float] = []
     result = train(tiny(), data(), tmp_path / "run", command="dagpilot train --test",
                    progress=lambda share, _: shares.append(share))
-    rows = list(csv.DictReader(result.metrics.read_text().splitlines()))
-    assert [(row["phase"], row["iteration"]) for row in rows] == [
-        ("bc", "0"), ("ppo", "0"), ("ppo", "1")]
+    every = list(csv.DictReader(result.metrics.read_text().splitlines()))
+    assert [(row["phase"], row["iteration"]) for row in every] == [
+        ("bc", "0"), ("eval", "0"), ("ppo", "0"), ("eval", "1"), ("ppo", "1"), ("eval", "2")]
+    elapsed = [float(row["elapsed_s"]) for row in every]
+    assert elapsed == sorted(elapsed) and elapsed[0] > 0
+    rows = [row for row in every if row["phase"] != "eval"]
     assert [row["jobs_per_episode"] for row in rows[1:]] == ["1", "2"]  # the curriculum
     assert all(float(row["env_steps"]) > 0 for row in rows)
     assert all(row["entropy"] and row["policy_loss"] for row in rows[1:])
     assert 0.0 <= float(rows[0]["bc_accuracy"]) <= 1.0
+    evaluations = [row for row in every if row["phase"] == "eval"]
+    for row in evaluations:  # the policy against the best heuristic on fixed episodes
+        ratio = float(row["eval_jct_s"]) / float(row["eval_best_heuristic_jct_s"])
+        assert float(row["eval_ratio"]) == pytest.approx(ratio, rel=1e-5)  # one episode
+    assert len({row["eval_best_heuristic_jct_s"] for row in evaluations}) == 1  # run once
+    assert (tmp_path / "run" / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert [p.name for p in result.checkpoints] == ["iter-0001", "iter-0002"]
     for folder in (*result.checkpoints, result.final):
         assert sorted(f.name for f in folder.iterdir()) == [
@@ -56,6 +66,8 @@ def test_a_tiny_run_writes_metrics_checkpoints_and_a_publishable_model(tmp_path:
     assert metadata["data"] == {"workloads": [WORKLOAD], "cluster": "builtin:small",
                                 "jobs": 4, "nodes": 6}
     assert metadata["commit"] and metadata["training"]["replays"] == 2
+    assert metadata["evaluation"]["ratio"] == pytest.approx(float(evaluations[-1]["eval_ratio"]),
+                                                            rel=1e-5)
     assert shares == sorted(shares) and shares[-1] == 1.0
     assert result.env_steps > 0 and result.env_steps_per_s > 0
     publish_model(result.final, tmp_path / "models", "tiny")

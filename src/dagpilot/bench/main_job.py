@@ -1,4 +1,5 @@
-"""`dagpilot run`, the main job: the built-in workload on the built-in cluster, every baseline.
+"""`dagpilot run`, the main job: the built-in workload on the built-in cluster, every baseline
+and the shipped DRL model (`dagpilot`, the current version of the registry in ./models).
 
 The archetype mix arrives as a Poisson process at 0.8 of the cluster's cores, with a 17x burst
 in the middle of the arrival horizon. The sizes are chosen so that the whole job (every
@@ -20,6 +21,7 @@ OUT_DIR = Path("dagpilot-run")
 # The baselines of DESIGN.md section 5, in the order the table lists them.
 BASELINES = ("kube-default", "fifo", "random", "sjf-cp", "heft", "tetris", "cws-rank-min-rr",
              "load-aware")
+SCHEDULERS = (*BASELINES, "dagpilot")
 SEEDS = (0, 1, 2)
 LOAD = 0.8
 BURST_FACTOR = 17.0
@@ -43,7 +45,7 @@ def main_job(out_dir: Path = OUT_DIR, workers: int | None = None) -> BenchConfig
     return BenchConfig(
         workloads=(WORKLOAD,),
         cluster=CLUSTER,
-        schedulers=BASELINES,
+        schedulers=SCHEDULERS,
         seeds=SEEDS,
         out_dir=out_dir,
         arrival=ArrivalSpec("poisson", LOAD, (burst(),)),

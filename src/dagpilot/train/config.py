@@ -67,6 +67,9 @@ class TrainConfig:
     load: float = 0.8  # Poisson arrivals ask for this share of the cluster's busiest resource
     physics: bool = True
     checkpoint_every: int = 10
+    # fixed episodes the greedy policy is measured on against the heuristics after behaviour
+    # cloning and at every checkpoint (the learning curve); 0 turns the evaluation off
+    eval_episodes: int = 4
     # torch's intra-op threads in the training process (a process-wide setting): one is the
     # fastest for this network's small matrices, and leaves the other cores to rollouts
     torch_threads: int = 1
@@ -90,6 +93,8 @@ class TrainConfig:
         if not 1 <= self.curriculum.min_jobs <= self.curriculum.max_jobs:
             raise SpecError(f"{self.curriculum.min_jobs}..{self.curriculum.max_jobs}",
                             "the curriculum needs 1 <= min jobs <= max jobs")
+        if self.eval_episodes < 0:
+            raise SpecError(str(self.eval_episodes), "eval episodes cannot be negative")
         if self.curriculum.stages < 1 or self.checkpoint_every < 1 or self.torch_threads < 1:
             raise SpecError(str(self.curriculum.stages),
                             "stages, checkpoint interval and threads must be at least 1")

@@ -9,13 +9,16 @@
 3. `iterations` times: rollouts with the current policy (local or Ray backend), GAE with the
    input-driven baseline, a PPO update, statistics merged into the normaliser, a CSV row, and
    every `checkpoint_every` iterations (and at the end) a model folder.
+4. After behaviour cloning and at every checkpoint, the greedy policy against the heuristics on
+   fixed evaluation episodes (train.evaluation): an "eval" row and `learning_curve.png`.
 
-`out_dir` receives `metrics.csv`, `checkpoints/iter-NNNN/` and `final/`, each a folder the
-registry can publish (train.export).
+`out_dir` receives `metrics.csv`, `learning_curve.png`, `checkpoints/iter-NNNN/` and `final/`,
+each model folder one the registry can publish (train.export).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import logging
 import time
@@ -36,6 +39,8 @@ from dagpilot.state import Normaliser
 from dagpilot.train.bc import BehaviourCloning, Demonstrations, choose_teacher, demonstrate
 from dagpilot.train.config import TrainConfig
 from dagpilot.train.curriculum import Curriculum, Stage
+from dagpilot.train.curve import CURVE_FILE, plot_learning_curve
+from dagpilot.train.evaluation import EvaluationRow, Evaluator
 from dagpilot.train.export import export_model, git_commit
 from dagpilot.train.metrics import MetricsLog
 from dagpilot.train.ppo import PPO, Steps
@@ -118,6 +123,9 @@ class _Run:
         self.commit = git_commit()
         self.bc_rounds = max(config.bc_iterations, 1)  # one round fits the normaliser anyway
         self.units = self.bc_rounds + config.iterations
+        self.started = time.perf_counter()
+        self.evaluator: Evaluator | None = None
+        self.evaluation: EvaluationRow | None = None
 
     # -- behaviour cloning ------------------------------------------------------------------
 
@@ -133,6 +141,7 @@ class _Run:
         plan = Curriculum.of(self.config.curriculum, self.bc_rounds)
         for round_ in range(self.bc_rounds):
             self._clone(round_, plan.stage(round_), cloning)
+        self._evaluate(0)
 
     def _clone(self, round_: int, stage: Stage, cloning: BehaviourCloning) -> None:
         started = time.perf_counter()
@@ -152,7 +161,7 @@ class _Run:
             stats = cloning.fit(inputs, actions, returns, self.generator)
             row = {"bc_loss": stats.last_loss, "bc_accuracy": stats.accuracy,
                    "value_loss": stats.value_loss}
-        self.metrics.write({"phase": "bc", "iteration": round_, **_stage_row(stage),
+        self._write({"phase": "bc", "iteration": round_, **_stage_row(stage),
                             **_demo_row(demos), "update_s": time.perf_counter() - started,
                             **row})
 
@@ -186,7 +195,7 @@ class _Run:
             env_steps = sum(e.summary.env_steps for e in episodes if e.summary is not None)
             steps_total, rollout_total = steps_total + env_steps, rollout_total + rollout_s
             update_s = time.perf_counter() - begun - rollout_s
-            self.metrics.write({
+            self._write({
                 "phase": "ppo", "iteration": iteration, **_stage_row(stage),
                 **_episode_row(episodes), "policy_loss": stats.policy_loss,
                 "value_loss": stats.value_loss, "entropy": stats.entropy,
@@ -195,6 +204,7 @@ class _Run:
                 "env_steps_per_s": env_steps / max(rollout_s + update_s, 1e-9)})
             if (iteration + 1) % self.config.checkpoint_every == 0 or (
                     iteration + 1 == self.config.iterations):
+                self._evaluate(iteration + 1)  # first, so the checkpoint's metadata has it
                 self._checkpoint(iteration + 1, steps_total)
         final = export_model(self.out_dir / "final", self.model, self.normaliser,
                              self.metadata(self.config.iterations, steps_total))
@@ -215,7 +225,30 @@ class _Run:
         report(0, 1)
         return report
 
+    # -- evaluation ---------------------------------------------------------------------------
+
+    def _evaluate(self, iterations: int) -> None:
+        """The greedy policy on the fixed evaluation episodes: a CSV row and the curve."""
+        if not self.config.eval_episodes:
+            return
+        self._report((self.bc_rounds + iterations) / self.units, "evaluating")
+        if self.evaluator is None:
+            full_size = Curriculum.of(self.config.curriculum, 1).stages[-1]
+            heuristics = dict.fromkeys((*self.config.bc.teachers, self.teacher))
+            self.evaluator = Evaluator(
+                self._tasks(full_size, "eval", 0, self.config.eval_episodes, 1),
+                tuple(heuristics), self.data.cluster, self.sim)
+        row = self.evaluation = self.evaluator.evaluate(self.model, self.normaliser)
+        self._write({"phase": "eval", "iteration": iterations, "eval_jct_s": row.policy_jct_s,
+                     "eval_best_heuristic": row.best_heuristic,
+                     "eval_best_heuristic_jct_s": row.best_heuristic_jct_s,
+                     "eval_ratio": row.ratio})
+        plot_learning_curve(self.metrics.path, self.out_dir / CURVE_FILE)
+
     # -- shared -----------------------------------------------------------------------------
+
+    def _write(self, row: dict[str, float | int | str]) -> None:
+        self.metrics.write({**row, "elapsed_s": time.perf_counter() - self.started})
 
     def _tasks(self, stage: Stage, phase: str, iteration: int, scenarios: int,
                replays: int) -> list[EpisodeTask]:
@@ -232,6 +265,8 @@ class _Run:
             "teacher_avg_jct_s": {k: _finite(v) for k, v in self.teacher_scores.items()},
             "training": self.config.to_dict(), "ppo_iterations_done": iterations,
             "ppo_env_steps": env_steps,
+            "evaluation": None if self.evaluation is None else dataclasses.asdict(
+                self.evaluation),
             "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}
 
     def _report(self, share: float, label: str) -> None:

@@ -22,7 +22,7 @@ Capacity = Callable[[Sequence[Job], Cluster], float]
 """The cores a CPU-based Poisson rate is set on (the harness's `cpu_equivalent_cores` scales
 them down when GPUs or memory are the bottleneck)."""
 
-PHASES = {"bc": 1, "ppo": 2, "teacher": 3}
+PHASES = {"bc": 1, "ppo": 2, "teacher": 3, "eval": 4}
 
 
 def cluster_cores(jobs: Sequence[Job], cluster: Cluster) -> float:
