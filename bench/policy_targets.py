@@ -1,0 +1,148 @@
+"""The DRL policy against every baseline: the targets of the policy issue, as one report.
+
+    .venv/bin/python bench/policy_targets.py [--seeds 10] [--workers 2] [--horizon 3h]
+
+Three `dagpilot bench` runs (each printed before it runs) of `builtin:mix` on `builtin:default`
+with Poisson arrivals at load 0.8 of the busiest resource, every baseline and `dagpilot` (the
+registry's current model in ./models), paired seeds 0..N-1:
+
+- physics on, and physics off;
+- physics on with a 17x burst for 10 minutes in the middle of the arrivals.
+
+The shipped model is trained on built-in jobs generated with loader seed 1
+(configs/train-builtin.toml); these runs use the default seed 0, so every job instance here is
+one the model never saw. The report (bench/out/policy_targets.md and .json) gives each target
+with its paired 95 % interval over seeds and whether it is met. The best heuristic is the
+baseline with the lowest mean average JCT in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from dagpilot.bench.main_job import BASELINES
+from dagpilot.bench.stats import Interval, paired_ratio_ci95
+
+OUT = Path("bench/out/policy_targets")
+REFERENCE = "kube-default"
+POLICY = "dagpilot"
+CASES = {  # name: (physics, burst)
+    "physics on": ("on", None),
+    "physics off": ("off", None),
+    "17x burst": ("on", "17x@{start}s+600s"),
+}
+
+
+def bench_command(case: str, args: argparse.Namespace, out: Path) -> list[str]:
+    physics, burst = CASES[case]
+    argv = [sys.executable, "-m", "dagpilot.cli", "bench", "--workload", args.workload,
+            "--cluster", "builtin:default", "--schedulers", ",".join((*BASELINES, POLICY)),
+            "--seeds", str(args.seeds), "--arrival", "poisson", "--load", "0.8",
+            "--horizon", f"{args.horizon_h}h", "--physics", physics,
+            "--workers", str(args.workers), "--out", str(out)]
+    if burst is not None:
+        argv += ["--burst", burst.format(start=int(args.horizon_h * 3600 / 2 - 300))]
+    return argv
+
+
+def paired(summary: dict[str, Any], a: str, b: str, field: str) -> Interval | None:
+    """Per-seed ratio a/b of a per_seed figure, with its 95 % interval."""
+    rows = {(row["scheduler"], row["seed"]): row for row in summary["per_seed"]}
+    seeds = sorted(seed for name, seed in rows if name == a and (b, seed) in rows)
+    return paired_ratio_ci95([float(rows[a, s][field]) for s in seeds],
+                             [float(rows[b, s][field]) for s in seeds])
+
+
+def best_heuristic(summary: dict[str, Any]) -> str:
+    figures = summary["schedulers"]
+    return min((name for name in BASELINES if name in figures),
+               key=lambda name: figures[name]["avg_jct_s"])
+
+
+def text(interval: Interval | None) -> str:
+    if interval is None:
+        return "-"
+    return f"{interval.mean:.3f} [{interval.low:.3f}, {interval.high:.3f}]"
+
+
+def verdict(interval: Interval | None, limit: float) -> str:
+    """met: the whole interval is at or below the limit; not met: the mean is above it."""
+    if interval is None:
+        return "-"
+    if interval.high <= limit:
+        return "met"
+    return "met on the mean only" if interval.mean <= limit else "not met"
+
+
+def case_rows(case: str, summary: dict[str, Any]) -> list[dict[str, str]]:
+    best = best_heuristic(summary)
+    to_ref = paired(summary, POLICY, REFERENCE, "avg_jct_s")
+    to_best = paired(summary, POLICY, best, "avg_jct_s")
+    if case == "physics on":
+        return [{"target": "avg JCT <= 0.80 x kube-default", "figure": text(to_ref),
+                 "verdict": verdict(to_ref, 0.80)},
+                {"target": f"avg JCT <= 0.95 x best heuristic ({best})", "figure": text(to_best),
+                 "verdict": verdict(to_best, 0.95)}]
+    if case == "physics off":
+        return [{"target": f"avg JCT <= 1.03 x best heuristic ({best})", "figure": text(to_best),
+                 "verdict": verdict(to_best, 1.03)}]
+    backlog = paired(summary, POLICY, REFERENCE, "peak_backlog")
+    drain = paired(summary, POLICY, REFERENCE, "drain_s")
+    return [{"target": "peak backlog <= 0.5 x kube-default", "figure": text(backlog),
+             "verdict": verdict(backlog, 0.5)},
+            {"target": "shorter drain than kube-default", "figure": text(drain),
+             "verdict": verdict(drain, 1.0)},
+            {"target": f"avg JCT vs kube-default / best heuristic ({best})",
+             "figure": f"{text(to_ref)} / {text(to_best)}", "verdict": ""}]
+
+
+def scheduler_table(summary: dict[str, Any]) -> list[str]:
+    lines = ["| scheduler | avg JCT h | JCT ÷ kube-default [95 % CI] | JCT ÷ bound | "
+             "peak backlog | drain h | OOM kills | jobs not finished |",
+             "|---|---:|---|---:|---:|---:|---:|---:|"]
+    for name, figures in summary["schedulers"].items():
+        ratio = "1" if name == REFERENCE else text(paired(summary, name, REFERENCE,
+                                                          "avg_jct_s"))
+        lines.append(
+            f"| {name} | {figures['avg_jct_s'] / 3600:.2f} | {ratio} | "
+            f"{figures['avg_jct_to_bound']:.2f} | {figures['peak_backlog']:.1f} | "
+            f"{figures['drain_s'] / 3600:.2f} | {figures['oom_kills']:.1f} | "
+            f"{figures['unfinished_jobs']:.1f} |")  # failed jobs never finish: counted here
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--horizon-h", type=float, default=3.0)
+    parser.add_argument("--workload", default="builtin:mix")
+    parser.add_argument("--cases", default=",".join(CASES))
+    args = parser.parse_args()
+    report: dict[str, Any] = {}
+    lines = [f"Workload {args.workload}, builtin:default, Poisson load 0.8, "
+             f"{args.horizon_h:g} h of arrivals, seeds 0..{args.seeds - 1}.", ""]
+    for case in args.cases.split(","):
+        out = OUT / case.replace(" ", "-")
+        argv = bench_command(case, args, out)
+        print("$", " ".join(argv[2:]), flush=True)
+        subprocess.run(argv, check=True)
+        summary = json.loads((out / "summary.json").read_text())
+        report[case] = case_rows(case, summary)
+        lines += [f"### {case}", "", "| target | dagpilot [95 % CI] | verdict |",
+                  "|---|---|---|"]
+        lines += [f"| {r['target']} | {r['figure']} | {r['verdict']} |" for r in report[case]]
+        lines += ["", *scheduler_table(summary), ""]
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "policy_targets.json").write_text(json.dumps(report, indent=2) + "\n")
+    (OUT / "policy_targets.md").write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
