@@ -4,13 +4,14 @@
     decision = agent.act(view, greedy=True)        # Decision; .placement is None when nothing fits
 
 `act` takes the candidates from `view.pending` (`policy.select_candidates`, with the
-hard-constraint mask of `decide`'s filters), encodes the view (`state.encode`), runs the
-network, and picks a feasible (pod, node) pair: the argmax when `greedy` (serving), a sample
-from the masked softmax otherwise (training). Every placement carries its explanation: the 3
-best-scored nodes for the pod (`Placement.alternatives`, the chosen node's conditional
-probability in `Placement.score`) and, for every node the filters rejected, their reasons
-(`Placement.rejected`). There is no learned "wait": the agent places whenever a pair is
-feasible (docs/TRAINING.md says why).
+hard-constraint mask of `decide`'s filters, narrowed for multi-GPU pods by `decide.pcie`'s
+root-complex rule, whose fallback penalty becomes the policy input's logit bias), encodes the
+view (`state.encode`), runs the network, and picks a feasible (pod, node) pair: the argmax when
+`greedy` (serving), a sample from the masked softmax otherwise (training). Every placement
+carries its explanation: the 3 best-scored nodes for the pod (`Placement.alternatives`, the
+chosen node's conditional probability in `Placement.score`) and, for every node the filters
+or the root-complex rule rejected, their reasons (`Placement.rejected`). There is no learned
+"wait": the agent places whenever a pair is feasible (docs/TRAINING.md says why).
 
 `DagpilotScheduler` wraps an agent in the Scheduler protocol under the name `dagpilot`;
 `load_scheduler(models_root)` builds it from the registry's current model.
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from dagpilot.core.scheduler import Placement
@@ -33,6 +35,7 @@ from dagpilot.core.view import ClusterView, PodRef
 from dagpilot.decide.feasibility import Feasibility
 from dagpilot.decide.filters import DEFAULT_FILTERS, filters
 from dagpilot.decide.node_arrays import ClusterStatics, NodeArrays
+from dagpilot.decide.pcie import MIN_GPUS, PENALTY, PcieRootComplex
 from dagpilot.policy import (
     Candidates,
     PolicyConfig,
@@ -55,10 +58,12 @@ TOP_NODES = 3
 
 @dataclass(frozen=True)
 class Observed:
-    """A view as the policy sees it, before normalisation."""
+    """A view as the policy sees it, before normalisation: the candidates with their mask
+    (filters and root-complex rule), and the logit bias of the rule's fallback penalty."""
 
     candidates: Candidates
     raw: Observation
+    bias: npt.NDArray[np.float32] | None = None  # (C, N); None: no candidate penalised
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,7 @@ class Agent:
     def reset(self) -> None:
         self._context = EncodeContext(graph_tasks=self.config.graph_tasks)
         self._feasibility = Feasibility(self._filters)
+        self._pcie = PcieRootComplex()
         self._statics: ClusterStatics | None = None
 
     def observe(self, view: ClusterView, include: PodRef | None = None) -> Observed | None:
@@ -104,7 +110,30 @@ class Agent:
                                        self.config.max_candidates, include)
         if not len(candidates):
             return None
-        return Observed(candidates, observe(view, candidates.pods, self._context))
+        candidates, bias = self._root_complexes(candidates, nodes)
+        return Observed(candidates, observe(view, candidates.pods, self._context), bias)
+
+    def _root_complexes(self, candidates: Candidates, nodes: NodeArrays) -> tuple[
+            Candidates, npt.NDArray[np.float32] | None]:
+        """The candidates' mask after `decide.pcie`'s rule for each multi-GPU pod, and the
+        logit bias carrying its fallback penalty (None when no pod is penalised). The rule
+        never empties a row, so every candidate stays placeable."""
+        feasible, bias = candidates.feasible, None
+        for row, pod in enumerate(candidates.pods):
+            if pod.requests.gpus < MIN_GPUS:
+                continue
+            verdict = self._pcie.apply(pod.task, nodes, feasible[row])
+            if verdict.kept is not None:
+                if feasible is candidates.feasible:
+                    feasible = feasible.copy()
+                feasible[row] = verdict.kept
+            if verdict.penalised:
+                if bias is None:
+                    bias = np.zeros(feasible.shape, dtype=np.float32)
+                bias[row, feasible[row]] = PENALTY
+        if feasible is candidates.feasible:
+            return candidates, bias
+        return Candidates(candidates.pods, feasible), bias
 
     def act(self, view: ClusterView, *, greedy: bool,
             generator: torch.Generator | None = None) -> Decision:
@@ -112,7 +141,7 @@ class Agent:
         if observed is None:
             return Decision(None)
         policy_input = PolicyInput(self.normaliser.normalise(observed.raw),
-                                   observed.candidates.feasible)
+                                   observed.candidates.feasible, observed.bias)
         with torch.inference_mode():
             output = self.model(collate([policy_input]))
             log_p = log_probs(output.logits)[0]
@@ -144,11 +173,13 @@ class Agent:
 
     def _rejections(self, view: ClusterView, pod: PodRef,
                     feasible: np.ndarray) -> tuple[tuple[str, str], ...]:
-        """(node, every failing filter's reasons) for each node the filters rejected."""
+        """(node, every failing filter's reasons) for each node the filters rejected, or the
+        root-complex rule's reason for a node that only it rejected."""
         nodes = view.nodes
         rejected = []
         for index in np.flatnonzero(~feasible).tolist():
-            statuses = self._feasibility.statuses(pod.task, nodes[index])
+            statuses = (self._feasibility.statuses(pod.task, nodes[index])
+                        or (self._pcie.check(pod.task, nodes[index]),))
             rejected.append((nodes[index].spec.name, "; ".join(str(s) for s in statuses)))
         return tuple(rejected)
 

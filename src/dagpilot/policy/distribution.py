@@ -1,8 +1,9 @@
 """The actor's distribution: a categorical over the feasible (candidate, node) pairs.
 
 Infeasible pairs get a logit of -inf, so their probability is exactly 0: no sample or argmax
-can choose one (a property test checks it). Every row must hold at least one feasible pair;
-the agent asks the network only then.
+can choose one (a property test checks it). A fixed bias (the PCIe fallback penalty) may shift
+feasible pairs' logits; it is part of the input, not learned. Every row must hold at least one
+feasible pair; the agent asks the network only then.
 """
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ import torch
 from torch import Tensor
 
 
-def masked_logits(scores: Tensor, feasible: Tensor) -> Tensor:
-    """(B, C, N) scores -> (B, C x N) logits, -inf where infeasible."""
+def masked_logits(scores: Tensor, feasible: Tensor, bias: Tensor | None = None) -> Tensor:
+    """(B, C, N) scores (plus a fixed `bias`, when given) -> (B, C x N) logits, -inf where
+    infeasible."""
     if not bool(feasible.flatten(1).any(dim=1).all()):
         raise ValueError("every decision needs at least one feasible (candidate, node) pair")
+    if bias is not None:
+        scores = scores + bias
     return scores.masked_fill(~feasible, float("-inf")).flatten(1)
 
 

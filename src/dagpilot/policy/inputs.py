@@ -1,7 +1,8 @@
 """What the network reads: one decision's `PolicyInput`, and `Batch`, many padded together.
 
 A `PolicyInput` is a normalised observation plus the hard-constraint mask over its
-(candidate, node) pairs, which comes from `decide`'s filters and is never learned. Decisions
+(candidate, node) pairs, which comes from `decide`'s filters and is never learned, and an
+optional fixed `bias` added to the pairs' logits (`decide.pcie`'s fallback penalty). Decisions
 differ in their numbers of candidates C, nodes N, jobs J and used graph slots K, so `collate`
 pads each to the batch's largest (and drops graph slots no candidate uses); padded candidates,
 nodes, pairs and slots are masked out everywhere, which makes a batched evaluation equal to
@@ -22,20 +23,28 @@ from torch import Tensor
 from dagpilot.state.observation import Observation
 
 Bools = npt.NDArray[np.bool_]
+Floats = npt.NDArray[np.float32]
 
 
 @dataclass(frozen=True)
 class PolicyInput:
-    """One decision: the normalised observation and `feasible[c, n]`, the filters' verdict."""
+    """One decision: the normalised observation, `feasible[c, n]`, the filters' verdict, and
+    `bias[c, n]`, fixed amounts added to the logits before the softmax (None: all 0). The bias
+    is part of the input so that PPO's evaluation reads the logits the agent acted on; a
+    PolicyInput pickled before it existed loads with None (the class default)."""
 
     observation: Observation
     feasible: Bools  # (C, N)
+    bias: Floats | None = None  # (C, N)
 
     def __post_init__(self) -> None:
         candidates, nodes = len(self.observation.task_features), len(
             self.observation.node_features)
         if self.feasible.shape != (candidates, nodes):
             raise ValueError(f"feasible mask {self.feasible.shape} does not match "
+                             f"{candidates} candidates x {nodes} nodes")
+        if self.bias is not None and self.bias.shape != (candidates, nodes):
+            raise ValueError(f"logit bias {self.bias.shape} does not match "
                              f"{candidates} candidates x {nodes} nodes")
 
     @property
@@ -48,7 +57,8 @@ class PolicyInput:
         and ships between processes."""
         if not self.observation.candidates:
             return self
-        return PolicyInput(dataclasses.replace(self.observation, candidates=()), self.feasible)
+        return dataclasses.replace(
+            self, observation=dataclasses.replace(self.observation, candidates=()))
 
 
 @dataclass(frozen=True)
@@ -65,6 +75,7 @@ class Batch:
     positions: Tensor  # (B, C, K, position_dim)
     graph_valid: Tensor  # (B, C, K) bool
     feasible: Tensor  # (B, C, N) bool
+    bias: Tensor | None = None  # (B, C, N) float, 0 where an input has none; None: no input has
 
     @property
     def size(self) -> int:
@@ -97,7 +108,17 @@ def collate(inputs: Sequence[PolicyInput]) -> Batch:
         graph_valid=_pad([o.graph_valid[:, :slots] for o in observations], (candidates, slots),
                          np.bool_),
         feasible=_pad([item.feasible for item in inputs], (candidates, nodes), np.bool_),
+        bias=_bias(inputs, (candidates, nodes)),
     )
+
+
+def _bias(inputs: Sequence[PolicyInput], grid: tuple[int, int]) -> Tensor | None:
+    """The inputs' logit biases padded to the grid with 0 (None when none has one, which
+    leaves the logits of bias-free batches untouched)."""
+    if all(item.bias is None for item in inputs):
+        return None
+    return _pad([np.zeros(item.shape, np.float32) if item.bias is None else item.bias
+                 for item in inputs], grid)
 
 
 def _used_slots(observation: Observation) -> int:

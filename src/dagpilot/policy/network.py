@@ -72,7 +72,7 @@ class PolicyNet(nn.Module):
         nodes = self.nodes(batch.nodes)
         scores = self.pairs(candidates, nodes, batch.pairs, batch.pair_job)
         values = self.critic(candidates, batch.candidate_valid, nodes, batch.node_valid)
-        return PolicyOutput(masked_logits(scores, batch.feasible), values, batch.grid)
+        return PolicyOutput(masked_logits(scores, batch.feasible, batch.bias), values, batch.grid)
 
     def evaluate(self, inputs: Sequence[PolicyInput], actions: Sequence[int]) -> Evaluation:
         """Log-probabilities of `actions` (flat indices into each input's own grid), the

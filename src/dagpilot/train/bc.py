@@ -108,7 +108,8 @@ def _label(agent: Agent, view: ClusterView, placement: Placement,
     if observed is None or observed.candidates.pods[0] is not placement.pod or not (
             observed.candidates.feasible[0, node]):
         return None
-    return PolicyInput(observed.raw, observed.candidates.feasible), node  # candidate 0: c x N + n
+    # candidate 0 is the teacher's pod, so the action is the node's index
+    return PolicyInput(observed.raw, observed.candidates.feasible, observed.bias), node
 
 
 @dataclass(frozen=True)

@@ -169,8 +169,8 @@ class _Run:
             list[PolicyInput], list[int], list[float]]:
         inputs, actions, returns = [], [], []
         for demo in demos:
-            inputs += [PolicyInput(self.normaliser.normalise(item.observation), item.feasible)
-                       for item in demo.inputs]
+            inputs += [dataclasses.replace(item, observation=self.normaliser.normalise(
+                item.observation)) for item in demo.inputs]
             actions += demo.actions
             returns += demo.returns(self.config.ppo.reward_scale, self.config.ppo.gamma).tolist()
         return inputs, actions, returns

@@ -1,6 +1,7 @@
 """The hard-constraint filters, one module each, registered here by name.
 
-A new filter (the PCIe root-complex filter, say) is one new module and one line below.
+A new filter is one new module and one line below. The PCIe root-complex rule is not a filter
+(it judges a node against the others): see `decide/pcie.py`.
 """
 
 from __future__ import annotations
