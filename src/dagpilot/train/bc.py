@@ -5,7 +5,7 @@ observes the view with the teacher's pod among its candidates, and the (pod, nod
 teacher chose becomes the label. The network learns it by cross-entropy over the feasible
 pairs, and its critic learns the teacher's Monte-Carlo returns, so that PPO starts from a
 policy as good as the teacher's and a value that fits it. The teacher is the scheduler with the
-lowest average JCT on a trial episode, unless one is named.
+lowest mean average JCT over a few trial episodes, unless one is named.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import torch
 from dagpilot.agent import Agent
 from dagpilot.core.config import SimSettings
 from dagpilot.core.scheduler import Placement, Scheduler
-from dagpilot.core.types import Cluster, Job
+from dagpilot.core.types import Cluster
 from dagpilot.core.view import ClusterView
 from dagpilot.policy import PolicyInput, PolicyNet, collate, greedy
 from dagpilot.schedulers import build
@@ -28,6 +28,7 @@ from dagpilot.sim import SimEnv, simulate
 from dagpilot.sim.streams import stream
 from dagpilot.state import Normaliser
 from dagpilot.train.config import BCSettings
+from dagpilot.train.evaluation import censored_avg_jct
 from dagpilot.train.rollout import EpisodeSummary
 from dagpilot.train.scenarios import EpisodeTask
 
@@ -58,16 +59,15 @@ class TeacherChoice:
     avg_jct_s: dict[str, float]  # of every scheduler tried
 
 
-def choose_teacher(settings: BCSettings, jobs: Sequence[Job], cluster: Cluster,
-                   sim: SimSettings, seed: int) -> TeacherChoice:
-    """The named teacher, or the one with the lowest average JCT on one episode of `jobs`
-    (a teacher that leaves a job unfinished ranks last)."""
+def choose_teacher(settings: BCSettings, trials: Sequence[EpisodeTask], cluster: Cluster,
+                   sim: SimSettings) -> TeacherChoice:
+    """The named teacher, or the one with the lowest mean average JCT over the trial episodes.
+    Unfinished jobs count until the end of their episode (censored), so a scheduler that
+    sometimes fails jobs pays for it without being ruled out by one bad episode."""
     names = settings.teachers if settings.teacher == "auto" else (settings.teacher,)
-    scores = {}
-    for name in names:
-        record = simulate(jobs, cluster, build(name), sim, seed)
-        jcts = [j.finish_s - j.arrival_s for j in record.jobs if j.finish_s is not None]
-        scores[name] = float(np.mean(jcts)) if len(jcts) == len(record.jobs) else float("inf")
+    scores = {name: float(np.mean([
+        censored_avg_jct(simulate(trial.jobs, cluster, build(name), sim, trial.sim_seed))
+        for trial in trials])) for name in names}
     return TeacherChoice(min(names, key=lambda name: scores[name]), scores)
 
 

@@ -37,12 +37,15 @@ class BCSettings:
     learning_rate: float = 1e-3
     epochs: int = 4
     minibatch: int = 64
-    teacher: str = "auto"  # a scheduler name, or the best of `teachers` on a trial episode
+    teacher: str = "auto"  # a scheduler name, or the best of `teachers` on trial episodes
     teachers: tuple[str, ...] = DEFAULT_TEACHERS
+    trials: int = 3  # full-size trial episodes the automatic choice is made on
 
     def __post_init__(self) -> None:
         names = self.teachers if self.teacher == "auto" else (self.teacher,)
         unknown = [name for name in names if name not in SCHEDULERS]
+        if self.trials < 1:
+            raise SpecError(str(self.trials), "the teacher's choice needs at least one trial")
         if unknown or not names:
             raise SpecError(",".join(unknown), "unknown teacher; known: auto, "
                             f"{', '.join(sorted(SCHEDULERS))}")

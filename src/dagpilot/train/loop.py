@@ -2,7 +2,7 @@
 
     result = train(config, data, out_dir, progress=callback)
 
-1. The teacher: the best baseline on a trial episode of the full-size stage (or the named one).
+1. The teacher: the best baseline on trial episodes of the full-size stage (or the named one).
 2. `bc_iterations` times: the teacher's episodes -> the normaliser's statistics -> imitation.
    With no BC iteration, one round of teacher episodes still fits the normaliser, so the
    network never reads raw features.
@@ -132,9 +132,8 @@ class _Run:
     def warm_start(self) -> None:
         self._report(0.0, "choosing the teacher")
         full_size = Curriculum.of(self.config.curriculum, 1).stages[-1]
-        trial = self._tasks(full_size, "teacher", 0, scenarios=1, replays=1)[0]
-        choice = choose_teacher(self.config.bc, trial.jobs, self.data.cluster, self.sim,
-                                trial.sim_seed)
+        trials = self._tasks(full_size, "teacher", 0, self.config.bc.trials, replays=1)
+        choice = choose_teacher(self.config.bc, trials, self.data.cluster, self.sim)
         self.teacher, self.teacher_scores = choice.name, choice.avg_jct_s
         log.info("teacher %s (avg JCT by scheduler: %s)", choice.name, choice.avg_jct_s)
         cloning = BehaviourCloning(self.model, self.config.bc, self.config.ppo.value_coef)
