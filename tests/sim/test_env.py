@@ -75,3 +75,18 @@ def test_reset_starts_a_fresh_identical_episode() -> None:
     first = env.reset(seed=4).now_s
     assert env.reset(seed=4).now_s == first
     assert env.reset(seed=5).now_s != first
+
+
+def test_a_failed_job_costs_its_critical_path_so_failing_never_ends_an_episode_cheaply() -> None:
+    x = job("x", task("x", 100, memory=4 * GIB, peak_memory=12 * GIB))
+    env = SimEnv([x], cluster(node("n", cpu=2, memory=10 * GIB)),
+                 settings(only(memory=True), reward_oom_penalty=0.0, oom_retry_limit=0),
+                 "agent")
+    view = env.reset(seed=0)
+    view, reward, done, info = env.step(place(view, "x"))
+    # killed at once, past the retry limit: the job fails, the episode is over at t=0, and the
+    # reward charges its rerun (critical path 100 s), as the benchmark's JCT does
+    assert (view.now_s, done, info.oom_kills) == (0.0, True, 1)
+    assert reward == -100.0
+    (record,) = env.close().jobs
+    assert record.failed and record.effective_jct_s(0.0) == 100.0

@@ -19,11 +19,13 @@ from dagpilot.train.scenarios import EpisodeTask
 from dagpilot.workloads import load
 
 
-def test_an_unfinished_job_counts_until_the_end_of_the_run() -> None:
+def test_an_unfinished_job_counts_until_the_end_and_a_failed_one_plus_its_rerun() -> None:
     record = RunRecord("x", 0, True, end_s=1000.0)
     record.jobs = [JobRecord("a", 100.0, 400.0, 10.0, 1.0),
                    JobRecord("b", 200.0, None, 10.0, 1.0)]
     assert censored_avg_jct(record) == pytest.approx((300.0 + 800.0) / 2)
+    record.jobs.append(JobRecord("c", 500.0, None, 50.0, 1.0, failed=True))
+    assert censored_avg_jct(record) == pytest.approx((300.0 + 800.0 + 500.0 + 50.0) / 3)
 
 
 def test_the_best_heuristic_is_the_lowest_mean_and_the_policy_runs_on_the_same_episodes(

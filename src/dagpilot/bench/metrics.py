@@ -6,8 +6,10 @@ Definitions, so that two runs are compared on the same terms:
   *censored*: its JCT counts as end of run - arrival, a lower bound on its true JCT, and
   `unfinished_jobs` says how many were cut short. A job arriving at or after the end of the run
   never entered it: it is counted as unfinished and left out of the JCT figures. A job that
-  failed (a pod OOM-killed past the retry limit) never completed either: it is unfinished and
-  censored the same way, and `failed_jobs` counts it too, so failing jobs never looks cheap.
+  failed (a pod OOM-killed past the retry limit) never completed either: it is unfinished,
+  `failed_jobs` counts it too, and its JCT is end of run - arrival + its critical path (the
+  least its resubmission costs), so failing jobs never looks cheap, even when it lets the run
+  end sooner (`JobRecord.effective_jct_s`).
 - Percentiles: linear interpolation between order statistics (numpy's default).
 - Makespan = the last finish (the end of the run when a job is unfinished) - the first arrival.
 - Slowdown = JCT / critical path at ideal speeds, averaged over jobs with a positive critical path.
@@ -111,9 +113,8 @@ def compute_metrics(record: RunRecord, bursts: Sequence[Window] = ()) -> RunMetr
 
 
 def job_completion_times(jobs: Sequence[JobRecord], end_s: float) -> FloatArray:
-    """JCT per job, an unfinished job censored at `end_s`."""
-    return np.array([(job.finish_s if job.finish_s is not None else end_s) - job.arrival_s
-                     for job in jobs], dtype=np.float64)
+    """JCT per job: an unfinished job censored at `end_s`, a failed one charged its rerun."""
+    return np.array([job.effective_jct_s(end_s) for job in jobs], dtype=np.float64)
 
 
 def makespan(jobs: Sequence[JobRecord], end_s: float) -> float:

@@ -69,6 +69,8 @@ class Simulation:
         self._storage_rng = stream(seed, "storage")
         self.total_jobs = len(jobs)
         self.done = False
+        # job-seconds owed for failed jobs: each one's critical path, the least its rerun costs
+        self.failure_cost = 0.0
         self.end_s = 0.0
         self._dirty = False  # something changed that could let a pending pod be placed
         self._tick = False  # a metrics sample was taken this instant
@@ -241,6 +243,7 @@ class Simulation:
     def _on_job_ended(self, run: JobRun) -> None:
         if not run.failed:
             return
+        self.failure_cost += run.job.critical_path_s
         log.info("job %s failed: a pod was OOM-killed more than %d times", run.job.id,
                  self.settings.oom_retry_limit)
         for ref in [r for r in self.state.pending if r.job is run.job]:

@@ -7,7 +7,8 @@ runs every candidate heuristic on them once, and at each evaluation runs the cur
 greedy as in serving, on exactly the same sequences and simulator seeds. The figure of merit is
 the mean over episodes of policy JCT / best heuristic's JCT, where the best heuristic is the one
 with the lowest mean JCT over these episodes. A job still unfinished at the end of an episode
-counts with its time so far (censored), so a policy that stalls cannot look good.
+counts with its time so far (censored), a failed job with its rerun on top, so a policy that
+stalls or fails jobs cannot look good.
 """
 
 from __future__ import annotations
@@ -69,8 +70,8 @@ class Evaluator:
 
 
 def censored_avg_jct(record: RunRecord) -> float:
-    """Average JCT, an unfinished job counting until the end of the run."""
+    """Average JCT as benchmarks count it: an unfinished job until the end of the run, a
+    failed one plus its rerun (`JobRecord.effective_jct_s`)."""
     if not record.jobs:
         return 0.0
-    return float(np.mean([(job.finish_s if job.finish_s is not None else record.end_s)
-                          - job.arrival_s for job in record.jobs]))
+    return float(np.mean([job.effective_jct_s(record.end_s) for job in record.jobs]))
