@@ -7,8 +7,8 @@ nothing more now: the simulation advances to the next decision point). The rewar
     - (critical path of each job that failed in the step),
 so the return of an episode is minus the total time jobs spent in the system (plus penalties),
 and maximising it minimises the average job completion time as benchmarks count it (a failed
-job: until the end of the run plus its rerun, `JobRecord.effective_jct_s`). `simulate` drives this same loop
-with a Scheduler, so benchmarks and training cannot drift apart.
+job: until the end of the run plus its rerun, `JobRecord.effective_jct_s`). `simulate` drives
+this same loop with a Scheduler, so benchmarks and training cannot drift apart.
 """
 
 from __future__ import annotations
