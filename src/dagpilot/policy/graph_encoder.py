@@ -5,6 +5,10 @@ tasks that compete with it, the work it unlocks and where its inputs come from),
 from its features plus the topology-aware positional encoding. Attention runs only over the
 valid slots. A candidate's embedding joins its own token, the mean of its job's tokens and an
 MLP of its task features.
+
+The Transformer's part (own token and mean) is the costly one and changes only when the job's
+tasks change state, so without gradients (decisions, not training's `evaluate`) it comes from a
+`GraphSummaryCache` where it can; set `summary_cache` to None to always compute it.
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ import torch
 from torch import Tensor, nn
 
 from dagpilot.policy.config import PolicyConfig
+from dagpilot.policy.graph_cache import GraphSummaryCache
 from dagpilot.policy.layers import masked_mean, mlp
+from dagpilot.policy.packed_encoder import encode_valid, packable, unpack
 from dagpilot.policy.positional import TopologyEncoding
 
 
@@ -31,18 +37,53 @@ class TaskGraphEncoder(nn.Module):
                                                  enable_nested_tensor=False)
         self.task = mlp(config.task_dim, d, d)
         self.combine = mlp(3 * d, d, d)
+        # Plain attributes, not modules or buffers: the state_dict keys stay as they were.
+        self.summary_cache: GraphSummaryCache | None = GraphSummaryCache()
+        self._packable = packable(self.transformer)
+        self._summary_slots = tuple((module, name) for part in (
+            self.tokens, self.positions, self.transformer) for module in part.modules()
+            for name in module._parameters)
 
     def forward(self, graph: Tensor, positions: Tensor, graph_valid: Tensor, tasks: Tensor,
                 candidate_valid: Tensor) -> Tensor:
         """(B, C, K, .) graphs and (B, C, task_dim) tasks -> (B, C, d); padded rows are 0."""
         batch, candidates = candidate_valid.shape
-        out = graph.new_zeros(batch, candidates, self.tokens.out_features)
         if not bool(candidate_valid.any()):
-            return out
-        valid = graph_valid[candidate_valid]  # (M, K): only real candidates enter attention
-        tokens = self.tokens(graph[candidate_valid]) + self.positions(positions[candidate_valid])
-        encoded: Tensor = self.transformer(tokens, src_key_padding_mask=~valid)
-        combined = torch.cat([encoded[:, 0], masked_mean(encoded, valid),
-                              self.task(tasks[candidate_valid])], dim=-1)
-        out[candidate_valid] = self.combine(combined)
+            return graph.new_zeros(batch, candidates, self.tokens.out_features)
+        if bool(candidate_valid.all()):  # nothing padded (one decision): reshapes, no masks
+            return self._embed(graph.flatten(0, 1), positions.flatten(0, 1),
+                               graph_valid.flatten(0, 1), tasks.flatten(0, 1)).view(
+                                   batch, candidates, -1)
+        out = graph.new_zeros(batch, candidates, self.tokens.out_features)
+        out[candidate_valid] = self._embed(graph[candidate_valid], positions[candidate_valid],
+                                           graph_valid[candidate_valid], tasks[candidate_valid])
         return out
+
+    def _embed(self, graph: Tensor, positions: Tensor, valid: Tensor, tasks: Tensor) -> Tensor:
+        """(M, K, .) graphs and (M, task_dim) tasks of M real candidates -> (M, d)."""
+        cache = self.summary_cache
+        if cache is None or torch.is_grad_enabled() or graph.device.type != "cpu":
+            summary = self._summarise(graph, positions, valid)
+        else:
+            summary = cache.summaries(graph, positions, valid, self._summary_parameters(),
+                                      self._summarise)
+        embedded: Tensor = self.combine(torch.cat([summary, self.task(tasks)], dim=-1))
+        return embedded
+
+    def _summarise(self, graph: Tensor, positions: Tensor, valid: Tensor) -> Tensor:
+        """(M, K, .) graphs -> (M, 2d): each candidate's own token and its job's mean token;
+        attention runs only over the valid slots. Without gradients, only the valid slots are
+        computed at all (`packed_encoder`)."""
+        if not torch.is_grad_enabled() and self._packable:
+            tokens = self.tokens(graph[valid]) + self.positions(positions[valid])  # (T, d)
+            encoded = unpack(encode_valid(self.transformer, tokens, valid), valid)
+        else:
+            tokens = self.tokens(graph) + self.positions(positions)
+            encoded = self.transformer(tokens, src_key_padding_mask=~valid)
+        return torch.cat([encoded[:, 0], masked_mean(encoded, valid)], dim=-1)
+
+    def _summary_parameters(self) -> list[Tensor]:
+        """The parameters a summary depends on (what the cache follows), looked up afresh: one
+        may have been replaced."""
+        return [parameter for module, name in self._summary_slots
+                if (parameter := module._parameters[name]) is not None]

@@ -25,12 +25,16 @@ class Embedding(nn.Module):
 
 def masked_mean(values: Tensor, valid: Tensor) -> Tensor:
     """Mean over axis -2 of the rows where `valid` (axis -1 of `valid`); 0 when none is."""
+    if bool(valid.all()):  # one unpadded decision: no mask to apply (masking is the slow part)
+        return values.sum(-2) / float(max(values.shape[-2], 1))
     weights = valid.unsqueeze(-1).to(values.dtype)
     return (values * weights).sum(-2) / weights.sum(-2).clamp(min=1.0)
 
 
 def masked_max(values: Tensor, valid: Tensor) -> Tensor:
     """Max over axis -2 of the rows where `valid`; 0 when none is."""
-    filled = values.masked_fill(~valid.unsqueeze(-1), float("-inf"))
-    best = filled.max(dim=-2).values
+    # `amax`, not `max(dim)`: the latter also finds the indices, several times the work.
+    filled = values if bool(valid.all()) else values.masked_fill(~valid.unsqueeze(-1),
+                                                                   float("-inf"))
+    best = torch.amax(filled, dim=-2) if filled.shape[-2] else filled.sum(-2)
     return torch.where(torch.isfinite(best), best, torch.zeros_like(best))

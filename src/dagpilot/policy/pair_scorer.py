@@ -8,7 +8,10 @@ as how tightly a pod's requests fit a node's free resources (a sum of r separabl
 second term weighs the job's distance features of that node by what matters to this candidate
 (a shuffle member cares, a lone task does not); the last prefers some pods whatever the node.
 The work per pair is r + pair_dim multiply-adds, done as one matrix product: 16 candidates on
-5,000 nodes cost about 3 million multiply-adds, and nothing of size C x N x r is stored.
+5,000 nodes cost about 3 million multiply-adds, and nothing of size C x N x r is stored. The
+distance term is one product with the jobs' (N, J x pair_dim) features as they are, so no
+(C, N, pair_dim) copy is made: J x pair_dim multiply-adds per pair, yet faster than the copy
+even at J = C = 16 (bench/decision_latency.py).
 """
 
 from __future__ import annotations
@@ -36,8 +39,19 @@ class PairScorer(nn.Module):
                 pair_job: Tensor) -> Tensor:
         """(B, C, d), (B, N, d), (B, J, N, pair_dim), (B, C) -> scores (B, C, N)."""
         inner = self.query(candidates) @ self.key(nodes).transpose(1, 2) * self.scale
-        rows = torch.arange(pairs.shape[0], device=pair_job.device)[:, None]
-        per_candidate = pairs[rows, pair_job]  # (B, C, N, pair_dim): small, pair_dim is 8
-        distance = (per_candidate @ self.pair(candidates).unsqueeze(-1)).squeeze(-1)
+        distance = job_distance_scores(pairs, pair_job, self.pair(candidates))
         scores: Tensor = inner + distance + self.bias(candidates)
         return scores
+
+
+def job_distance_scores(pairs: Tensor, pair_job: Tensor, weights: Tensor) -> Tensor:
+    """(B, J, N, P) job features, (B, C) job rows, (B, C, P) weights -> (B, C, N) scores
+    <pairs[b, pair_job[b, c], n], weights[b, c]>."""
+    batch, jobs, nodes, width = pairs.shape
+    # Each candidate's weights go in its job's block of a (J x P)-long column, zeros elsewhere:
+    # the other jobs' features then add exact zeros to its score.
+    own = pair_job.unsqueeze(1) == torch.arange(jobs, device=pair_job.device)[None, :, None]
+    blocks = own.to(weights.dtype).unsqueeze(2) * weights.transpose(1, 2).unsqueeze(1)
+    columns = blocks.reshape(batch, jobs * width, -1)  # (B, J x P, C)
+    flat = pairs.permute(0, 2, 1, 3).reshape(batch, nodes, jobs * width)  # a view when J = 1
+    return columns.transpose(1, 2) @ flat.transpose(1, 2)

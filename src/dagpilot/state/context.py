@@ -1,7 +1,10 @@
 """EncodeContext: what the encoder remembers between the decisions of one episode or session.
 
 Per cluster: the node statics (layout, topology, measured distance levels), the last signals
-read, the congestion streaks. Per job: its DAG arrays and its last progress. Start one context
+read and node features computed (the next decision updates only the nodes that changed), the
+congestion streaks. Per job: its DAG arrays and its last progress; for the jobs of recent
+candidates also their graphs at that progress and their distance features for the nodes they
+last ran on. Start one context
 per training episode or live session; `encode` without one works, but rebuilds the statics
 every call and cannot see "three samples running".
 """
@@ -10,30 +13,35 @@ from __future__ import annotations
 
 import dataclasses
 from collections import OrderedDict
-from collections.abc import Set
-from dataclasses import dataclass
+from collections.abc import Sequence, Set
+from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from dagpilot.core.types import Job
 from dagpilot.core.view import ClusterView
 from dagpilot.state.calibration import Calibration
-from dagpilot.state.job_graph import DEFAULT_GRAPH_TASKS
+from dagpilot.state.job_distance import distance_features
+from dagpilot.state.job_graph import DEFAULT_GRAPH_TASKS, JobGraph, job_graphs
 from dagpilot.state.job_statics import JobProgress, JobStatics, progress
+from dagpilot.state.node_memory import NodeFeatureMemory
 from dagpilot.state.node_statics import NodeStatics
 from dagpilot.state.schema import FixedColumns
 from dagpilot.state.signals import SignalArrays, SignalTable
 from dagpilot.state.streaks import AwaitStreaks
 from dagpilot.state.task_features import JobNow, task_table
+from dagpilot.state.topology import NetworkTopology
 
 DEFAULT_JOB_CACHE = 4096  # jobs whose arrays are kept; the least recently used go first
+RECENT_JOBS = 128  # jobs whose graphs and distance features are kept (recent candidates')
 
 
 class EncodeContext:
     """Caches and memory of one encoder; `graph_tasks` is K, the slots of each job graph."""
 
-    __slots__ = ("_jobs", "_nodes", "_signals", "calibration", "graph_tasks", "job_cache",
-                 "streaks")
+    __slots__ = ("_jobs", "_node_memory", "_nodes", "_recent_jobs", "_signals", "calibration",
+                 "graph_tasks", "job_cache", "streaks")
 
     def __init__(self, calibration: Calibration | None = None,
                  graph_tasks: int = DEFAULT_GRAPH_TASKS,
@@ -46,18 +54,27 @@ class EncodeContext:
         self.streaks = AwaitStreaks()
         self._nodes: NodeStatics | None = None
         self._signals = SignalTable()
+        self._node_memory = NodeFeatureMemory()
         self._jobs: OrderedDict[str, _JobMemory] = OrderedDict()
+        self._recent_jobs: OrderedDict[str, _Recent] = OrderedDict()
 
     def nodes(self, view: ClusterView) -> NodeStatics:
         """The statics of the view's cluster; a new cluster starts the node memory afresh."""
         if self._nodes is None or self._nodes.cluster is not view.cluster:
             self._nodes = NodeStatics.of(view, self.calibration)
             self._signals = SignalTable()
+            self._node_memory = NodeFeatureMemory()
             self.streaks = AwaitStreaks()
         return self._nodes
 
     def signals(self, view: ClusterView) -> SignalArrays:
         return self._signals.read(view.nodes)
+
+    def node_features(self, view: ClusterView) -> npt.NDArray[np.float32]:
+        """(nodes, NODE.dim) raw features of the view's nodes; counts new samples into the
+        streaks. Only the nodes that changed since the last call are computed again."""
+        return self._node_memory.features(view, self.nodes(view), self.signals(view),
+                                          self.streaks, self.calibration)
 
     def job(self, view: ClusterView, job: Job) -> JobNow:
         """The job's arrays, its progress now, and the nodes its pods run on."""
@@ -80,6 +97,43 @@ class EncodeContext:
                       len(set(nodes.network.cell[hosts].tolist())),
                       len(set(nodes.network.zone[hosts].tolist())))
 
+    def job_graphs(self, job: JobNow, tasks: Sequence[int]) -> list[JobGraph]:
+        """`job_graphs` of these task positions of the job: a graph depends on the job's
+        progress alone, so each is remembered until the progress moves."""
+        known = self._recent(job).graphs
+        missing = [task for task in dict.fromkeys(tasks) if task not in known]
+        if missing:
+            known.update(zip(missing, job_graphs(job.statics, job.progress, missing,
+                                                 self.graph_tasks), strict=True))
+        return [known[task] for task in tasks]
+
+    def job_pairs(self, view: ClusterView, job: JobNow) -> npt.NDArray[np.float32]:
+        """(nodes, PAIR.dim) `distance_features` of the job's hosts, remembered for the
+        hosts they were computed for (read-only)."""
+        topology = self.nodes(view).network
+        recent = self._recent(job)
+        key = job.hosts.tobytes()
+        if recent.pairs is not None:
+            known_topology, known_key, known = recent.pairs
+            if known_topology is topology and known_key == key:
+                return known
+        rows = distance_features(topology, job.hosts)
+        rows.flags.writeable = False
+        recent.pairs = (topology, key, rows)
+        return rows
+
+    def _recent(self, job: JobNow) -> _Recent:
+        """What recent decisions built for the job; its graphs go when its progress moved."""
+        recent = self._recent_jobs.pop(job.statics.job.id, None)
+        if recent is None:
+            recent = _Recent(job.progress)
+        elif recent.progress is not job.progress:
+            recent = _Recent(job.progress, pairs=recent.pairs)  # the hosts decide the pairs
+        self._recent_jobs[job.statics.job.id] = recent
+        while len(self._recent_jobs) > RECENT_JOBS:
+            self._recent_jobs.popitem(last=False)
+        return recent
+
 
 @dataclass(frozen=True)
 class _JobMemory:
@@ -89,3 +143,15 @@ class _JobMemory:
     table: FixedColumns
     finished: Set[str] | None  # the finished-ids object the progress was computed from
     progress: JobProgress | None
+
+
+@dataclass
+class _Recent:
+    """What the last decisions built for a job among their candidates: graphs at one
+    progress, and distance features for one set of hosts (nodes x PAIR.dim floats, so only
+    RECENT_JOBS jobs keep them)."""
+
+    progress: JobProgress
+    graphs: dict[int, JobGraph] = field(default_factory=dict)  # by task position
+    # (the topology and hosts bytes they are for, the (nodes, PAIR.dim) rows)
+    pairs: tuple[NetworkTopology, bytes, npt.NDArray[np.float32]] | None = None

@@ -14,13 +14,10 @@ import numpy.typing as npt
 
 from dagpilot.core.view import ClusterView, PodRef
 from dagpilot.state.context import EncodeContext
-from dagpilot.state.job_distance import job_distance
-from dagpilot.state.job_graph import JobGraph, job_graphs
-from dagpilot.state.node_features import node_features
-from dagpilot.state.node_statics import NodeStatics
+from dagpilot.state.job_graph import JobGraph
 from dagpilot.state.normaliser import Normaliser
 from dagpilot.state.observation import Observation
-from dagpilot.state.schema import DISTANCES, GRAPH, PAIR, POSITION
+from dagpilot.state.schema import GRAPH, PAIR, POSITION
 from dagpilot.state.task_features import JobNow, task_features
 
 
@@ -34,19 +31,17 @@ def observe(view: ClusterView, candidates: Sequence[PodRef],
             context: EncodeContext | None = None) -> Observation:
     """Raw (not normalised) features of the view's nodes and of the candidate pods."""
     context = context or EncodeContext()
-    statics = context.nodes(view)
-    nodes = node_features(view, statics, context.signals(view), context.streaks,
-                          context.calibration)
+    nodes = context.node_features(view)
     jobs: dict[str, JobNow] = {}
     for pod in candidates:
         if pod.job.id not in jobs:
             jobs[pod.job.id] = context.job(view, pod.job)
     job_row = {job_id: row for row, job_id in enumerate(jobs)}
-    graphs = _graphs(candidates, jobs, context.graph_tasks)
+    graphs = _graphs(candidates, jobs, context)
     return Observation(
         node_features=nodes,
         task_features=task_features(candidates, jobs, view.now_s),
-        pair_features=_pairs(statics, jobs, len(view.nodes)),
+        pair_features=_pairs(view, context, jobs),
         pair_job=np.array([job_row[pod.job.id] for pod in candidates], dtype=np.int64),
         graph_features=_stack([g.features for g in graphs], (context.graph_tasks, GRAPH.dim)),
         graph_positions=_stack([g.positions for g in graphs],
@@ -59,26 +54,23 @@ def observe(view: ClusterView, candidates: Sequence[PodRef],
     )
 
 
-def _pairs(statics: NodeStatics, jobs: dict[str, JobNow], nodes: int) -> npt.NDArray[np.float32]:
+def _pairs(view: ClusterView, context: EncodeContext,
+           jobs: dict[str, JobNow]) -> npt.NDArray[np.float32]:
     """(jobs, nodes, PAIR.dim): one-hot distance levels to the nearest and farthest host."""
-    out = np.zeros((len(jobs), nodes, PAIR.dim), dtype=np.float32)
+    out = np.zeros((len(jobs), len(view.nodes), PAIR.dim), dtype=np.float32)
     for row, job in enumerate(jobs.values()):
-        if len(job.hosts):
-            distance = job_distance(statics.network, job.hosts)
-            every = np.arange(nodes)
-            out[row, every, distance.nearest] = 1.0  # a job with hosts has a level everywhere
-            out[row, every, len(DISTANCES) + distance.farthest] = 1.0
+        out[row] = context.job_pairs(view, job)
     return out
 
 
-def _graphs(candidates: Sequence[PodRef], jobs: dict[str, JobNow], limit: int) -> list[JobGraph]:
+def _graphs(candidates: Sequence[PodRef], jobs: dict[str, JobNow],
+            context: EncodeContext) -> list[JobGraph]:
     """The candidates' job graphs in candidate order, built job by job."""
     graphs: list[JobGraph | None] = [None] * len(candidates)
     for job_id, job in jobs.items():
         members = [c for c, pod in enumerate(candidates) if pod.job.id == job_id]
         tasks = [job.statics.index_of[candidates[c].task.id] for c in members]
-        for c, graph in zip(members, job_graphs(job.statics, job.progress, tasks, limit),
-                            strict=True):
+        for c, graph in zip(members, context.job_graphs(job, tasks), strict=True):
             graphs[c] = graph
     return [graph for graph in graphs if graph is not None]
 

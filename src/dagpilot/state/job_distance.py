@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from dagpilot.state.schema import DISTANCES, PAIR
 from dagpilot.state.topology import NetworkTopology
 
 Ints = npt.NDArray[np.int64]
@@ -37,6 +38,19 @@ def job_distance(topology: NetworkTopology, hosts: Ints) -> JobDistance:
     nearest = np.where(present, candidates, np.iinfo(np.int64).max).min(axis=0)
     farthest = np.where(present, candidates, NONE).max(axis=0)
     return JobDistance(nearest, farthest)
+
+
+def distance_features(topology: NetworkTopology, hosts: Ints) -> npt.NDArray[np.float32]:
+    """(nodes, PAIR.dim): one-hot distance levels to the nearest and the farthest host; all
+    zero when the job runs nowhere yet."""
+    nodes = len(topology.zone)
+    out = np.zeros((nodes, PAIR.dim), dtype=np.float32)
+    if len(hosts):
+        distance = job_distance(topology, hosts)
+        every = np.arange(nodes)
+        out[every, distance.nearest] = 1.0  # a job with hosts has a level everywhere
+        out[every, len(DISTANCES) + distance.farthest] = 1.0
+    return out
 
 
 def _relation_levels(topology: NetworkTopology, hosts: Ints) -> Ints:

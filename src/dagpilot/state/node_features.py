@@ -9,6 +9,8 @@ schedulers).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import numpy.typing as npt
 
@@ -17,14 +19,12 @@ from dagpilot.state import bands
 from dagpilot.state import signals as sig
 from dagpilot.state.calibration import Calibration
 from dagpilot.state.node_statics import NodeStatics
-from dagpilot.state.schema import (
-    AWAIT_LEVELS,
-    MBPI_BANDS,
-    NODE,
-)
+from dagpilot.state.schema import AWAIT_LEVELS, MBPI_BANDS, NODE, FixedColumns
 from dagpilot.state.streaks import AwaitStreaks
 
 Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
+Bools = npt.NDArray[np.bool_]
 GIB = float(2**30)
 CPU, MEMORY, GPUS = 0, 1, 2
 
@@ -34,30 +34,64 @@ def _share(part: Floats, whole: Floats) -> Floats:
     return np.divide(part, whole, out=np.zeros_like(part), where=whole > 0)
 
 
-def _one_hots(prefix: str, slots: tuple[str, ...], values: Floats) -> dict[str, Floats]:
-    return {f"{prefix}_{slot}": values[:, position] for position, slot in enumerate(slots)}
+def _one_hots(prefix: str, slots: tuple[str, ...], levels: Ints) -> dict[str, Bools]:
+    """One flag column per slot (as `bands.one_hot`: a level outside the slots sets none)."""
+    return {f"{prefix}_{slot}": levels == position for position, slot in enumerate(slots)}
+
+
+@dataclass(frozen=True)
+class _NodeInputs:
+    """What the per-node figures are computed from, one entry per node."""
+
+    allocatable: Floats  # (nodes, 3)
+    free: Floats  # (nodes, 3)
+    best_complex: Floats  # free GPUs on the best root complex
+    await_level: Ints  # storage congestion level 0-3
+    runs: Ints  # congested samples running
+    ready: Bools
+    nominal_await_ms: Floats
+    signals: sig.SignalArrays
+    fixed: FixedColumns
+
+    def of_nodes(self, rows: Ints) -> _NodeInputs:
+        return _NodeInputs(self.allocatable[rows], self.free[rows], self.best_complex[rows],
+                           self.await_level[rows], self.runs[rows], self.ready[rows],
+                           self.nominal_await_ms[rows], self.signals.of_nodes(rows),
+                           FixedColumns(self.fixed.names, self.fixed.array[rows]))
 
 
 def node_features(view: ClusterView, statics: NodeStatics, signals: sig.SignalArrays,
-                  streaks: AwaitStreaks, calibration: Calibration) -> npt.NDArray[np.float32]:
-    """(nodes, NODE.dim) float32, raw (not normalised); counts new samples into `streaks`."""
-    states = view.nodes
+                  streaks: AwaitStreaks, calibration: Calibration, *,
+                  rows: Ints | None = None) -> npt.NDArray[np.float32]:
+    """(nodes, NODE.dim) float32, raw (not normalised); counts new samples into `streaks`.
+
+    With `rows`, only those nodes' rows, in that order (`NodeFeatureMemory`): every figure of
+    a row is computed from that node alone, by the same element-wise operations, so a row is
+    the same whichever other rows are asked for. The streaks count every node's samples
+    either way."""
     allocatable, allocated = view.resource_arrays()
     free = allocatable - allocated
-    ready = view.ready_mask()
+    level = bands.await_level(signals.column(sig.AWAIT_MS), statics.nominal_await_ms)
+    runs = streaks.observe(signals.column(sig.SAMPLED_S), level >= bands.CONGESTED_LEVEL)
+    every = _NodeInputs(allocatable, free,
+                        statics.gpus.free_on_best_complex(free[:, GPUS], view.nodes), level,
+                        runs, view.ready_mask(), statics.nominal_await_ms, signals,
+                        statics.fixed)
+    nodes = every if rows is None else every.of_nodes(rows)
+    free, allocatable = nodes.free, nodes.allocatable
     columns: dict[str, npt.ArrayLike] = {
         "cpu_free_cores": free[:, CPU],
         "cpu_free_share": _share(free[:, CPU], allocatable[:, CPU]),
         "memory_free_gib": free[:, MEMORY] / GIB,
         "memory_free_share": _share(free[:, MEMORY], allocatable[:, MEMORY]),
         "gpus_free": free[:, GPUS],
-        "gpus_free_best_complex": statics.gpus.free_on_best_complex(free[:, GPUS], states),
-        "not_ready": ~ready,
-        **_usage(signals, allocatable),
-        **_storage(signals, statics, streaks),
-        **_freshness(view.now_s, signals, calibration),
+        "gpus_free_best_complex": nodes.best_complex,
+        "not_ready": ~nodes.ready,
+        **_usage(nodes.signals, allocatable),
+        **_storage(nodes),
+        **freshness(view.now_s, nodes.signals.column(sig.SAMPLED_S), calibration),
     }
-    return NODE.stack(columns, len(states), statics.fixed)
+    return NODE.stack(columns, len(nodes.ready), nodes.fixed)
 
 
 def _usage(signals: sig.SignalArrays, allocatable: Floats) -> dict[str, npt.ArrayLike]:
@@ -74,31 +108,27 @@ def _usage(signals: sig.SignalArrays, allocatable: Floats) -> dict[str, npt.Arra
                                                 allocatable[:, CPU]),
         "mbpi": pressure,
         "membw_utilisation": utilisation,
-        **_one_hots("mbpi_band", MBPI_BANDS,
-                    bands.one_hot(bands.pressure_band(pressure), len(MBPI_BANDS))),
+        **_one_hots("mbpi_band", MBPI_BANDS, bands.pressure_band(pressure)),
         "page_cache_ratio": bands.page_cache_ratio(cache, usage),
         "page_cache_polluted": bands.page_cache_polluted(cache, usage),
     }
 
 
-def _storage(signals: sig.SignalArrays, statics: NodeStatics,
-             streaks: AwaitStreaks) -> dict[str, npt.ArrayLike]:
-    await_ms = signals.column(sig.AWAIT_MS)
-    nominal = statics.nominal_await_ms
-    level = bands.await_level(await_ms, nominal)
-    runs = streaks.observe(signals.column(sig.SAMPLED_S), level >= bands.CONGESTED_LEVEL)
-    ratio = np.maximum(bands.await_ratio(await_ms, nominal), 1.0)  # 0 before the first scrape
+def _storage(nodes: _NodeInputs) -> dict[str, npt.ArrayLike]:
+    await_ms = nodes.signals.column(sig.AWAIT_MS)
+    ratio = np.maximum(bands.await_ratio(await_ms, nodes.nominal_await_ms), 1.0)  # 0: no scrape
     return {
         "await_log2_ratio": np.log2(ratio),
         "await_log1p_ms": np.log1p(np.maximum(await_ms, 0.0)),
-        "await_congested_samples": runs,
-        "await_sustained": bands.sustained(runs),
+        "await_congested_samples": nodes.runs,
+        "await_sustained": bands.sustained(nodes.runs),
         **_one_hots("await_level", tuple(str(n) for n in range(AWAIT_LEVELS)),
-                    bands.one_hot(level, AWAIT_LEVELS)),
+                    nodes.await_level),
     }
 
 
-def _freshness(now_s: float, signals: sig.SignalArrays,
-               calibration: Calibration) -> dict[str, npt.ArrayLike]:
-    age = bands.age_intervals(now_s, signals.column(sig.SAMPLED_S), calibration.scrape_interval_s)
+def freshness(now_s: float, sampled_s: Floats,
+              calibration: Calibration) -> dict[str, npt.ArrayLike]:
+    """The columns that move with the clock alone: how old each node's signals are."""
+    age = bands.age_intervals(now_s, sampled_s, calibration.scrape_interval_s)
     return {"signal_age_intervals": age, "signals_stale": bands.stale(age)}

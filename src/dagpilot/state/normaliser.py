@@ -97,13 +97,18 @@ class Normaliser:
 
     def apply(self, group: FeatureGroup, values: npt.ArrayLike) -> npt.NDArray[np.float32]:
         """Normalised values of one group (any leading shape, features last)."""
-        x = np.asarray(values, dtype=np.float64)
         stats = self.stats[group.name]
         if stats.count == 0:
-            return x.astype(np.float32)
+            return np.array(values, dtype=np.float32)
+        x = np.asarray(values, dtype=np.float64)
         std = np.where(stats.std > MIN_STD, stats.std, 1.0)
-        z = np.clip((x - stats.mean) / std, -CLIP_STD, CLIP_STD)
-        return np.where(group.passthrough, x, z).astype(np.float32)
+        # (x - mean) / std clipped, then the passthrough columns put back: computed in place,
+        # the per-decision (nodes, NODE.dim) arrays make temporaries cost.
+        z = np.subtract(x, stats.mean)
+        np.divide(z, std, out=z)
+        np.clip(z, -CLIP_STD, CLIP_STD, out=z)
+        np.copyto(z, x, where=np.broadcast_to(group.passthrough, z.shape))
+        return z.astype(np.float32)
 
     def normalise(self, observation: Observation) -> Observation:
         if observation.normalised:

@@ -1,0 +1,114 @@
+"""A bounded memory of the task-graph Transformer's per-candidate summaries, for inference.
+
+A candidate's graph slots (the tasks of its job around it: requests, statuses, DAG positions)
+change only when a task of the job changes state, so consecutive decisions show the
+Transformer the same graphs again and again; the candidate's own time-varying features do not
+enter it (they go through the encoder's separate task MLP). The summary of one candidate
+depends only on its valid slots (attention and pooling are masked), so it is remembered under
+the exact bytes of that candidate's graph features, positions and valid mask up to its last
+valid slot: the same input gives the same summary, whatever the batch around it.
+
+The memory is only correct for the weights it was computed with: it forgets everything when a
+parameter of the summarising layers changes in place (optimiser steps, `load_state_dict`:
+torch's version counters move), gets other storage or is replaced by another tensor; writing
+into `parameter.data` in place escapes the version counter, so call `clear` after that. The
+least recently used entries go first once `capacity` is reached. The encoder consults the
+cache only when no gradient is wanted.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+import torch
+from torch import Tensor
+
+# Summaries kept: 2 x d floats each, under keys of up to K x (graph + position features) floats.
+DEFAULT_CAPACITY = 2048
+
+Summarise = Callable[[Tensor, Tensor, Tensor], Tensor]
+
+
+class GraphSummaryCache:
+    """Per-candidate summaries (M, width) by graph bytes; `hits` and `misses` count rows."""
+
+    __slots__ = ("_entries", "_parameters", "_versions", "capacity", "hits", "misses")
+
+    def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
+        if capacity < 1:
+            raise ValueError("the graph summary cache needs a capacity of at least 1")
+        self.capacity = capacity
+        self.hits = 0
+        self.misses = 0
+        self._entries: OrderedDict[bytes, npt.NDArray[np.float32]] = OrderedDict()
+        self._parameters: tuple[Tensor, ...] = ()
+        self._versions: tuple[tuple[int, int], ...] = ()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def summaries(self, graph: Tensor, positions: Tensor, valid: Tensor,
+                  parameters: Sequence[Tensor], summarise: Summarise) -> Tensor:
+        """(M, K, .) graphs of M candidates -> (M, width) summaries, computing (with
+        `summarise`, over the same three arrays cut to fewer rows and slots) only the rows
+        not remembered for these exact `parameters`, and identical rows once."""
+        self._follow(parameters)
+        used = _used_slots(valid)
+        keys = _keys(graph, positions, valid, used)
+        found: dict[bytes, npt.NDArray[np.float32]] = {}
+        first: dict[bytes, int] = {}  # the first row of each key not remembered
+        for row, key in enumerate(keys):
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+                found[key] = entry
+            else:
+                first.setdefault(key, row)
+        hits = sum(key in found for key in keys)
+        self.hits += hits
+        self.misses += len(keys) - hits
+        if first:
+            rows = list(first.values())
+            width = int(used[rows].max())
+            index = torch.tensor(rows, dtype=torch.int64)
+            computed = summarise(graph[index, :width], positions[index, :width],
+                                 valid[index, :width]).numpy()
+            for key, summary in zip(first, computed, strict=True):
+                found[key] = self._entries[key] = summary.copy()  # a copy frees the batch
+            while len(self._entries) > self.capacity:
+                self._entries.popitem(last=False)
+        return torch.from_numpy(np.stack([found[key] for key in keys]))
+
+    def _follow(self, parameters: Sequence[Tensor]) -> None:
+        """Forget every summary when the parameters are other tensors or were changed (in
+        place, or given other storage through `.data`, as `module.to` does)."""
+        versions = tuple((parameter._version, parameter.data_ptr()) for parameter in parameters)
+        same = len(parameters) == len(self._parameters) and all(
+            mine is theirs for mine, theirs in zip(self._parameters, parameters, strict=True))
+        if not same or versions != self._versions:
+            self._entries.clear()
+            self._parameters, self._versions = tuple(parameters), versions
+
+
+def _used_slots(valid: Tensor) -> npt.NDArray[np.int64]:
+    """(M,) per row: slots up to its last valid one (at least 1)."""
+    mask = valid.numpy()
+    slots = mask.shape[1]
+    last = slots - np.argmax(mask[:, ::-1], axis=1)  # one past the last True; K when none
+    return np.where(mask.any(axis=1), last, 1).astype(np.int64)
+
+
+def _keys(graph: Tensor, positions: Tensor, valid: Tensor,
+          used: npt.NDArray[np.int64]) -> list[bytes]:
+    """The exact bytes of each row's graph features, positions and mask up to its used
+    slots (the widths of the three are fixed, so the length tells the slot count)."""
+    features, places, mask = graph.numpy(), positions.numpy(), valid.numpy()
+    return [b"".join((features[row, :width].tobytes(), places[row, :width].tobytes(),
+                      mask[row, :width].tobytes()))
+            for row, width in enumerate(used.tolist())]
