@@ -106,6 +106,24 @@ def test_task_fields(toy: dict[str, Job]) -> None:
     assert job.task("7").runtime_s == pytest.approx(3.6)  # realtime "-": duration
 
 
+def test_build_keeps_the_loaded_tasks(fixtures: Path) -> None:
+    """The loader records children as build fills them in, so build copies no task."""
+    for draft in cws.read(str(fixtures / "cws"), SETTINGS):
+        loaded = {id(task) for task in draft.tasks}
+        assert all(id(task) in loaded for task in build(draft).tasks)
+
+
+def test_milliseconds_become_seconds_by_division(fixtures: Path, tmp_path: Path) -> None:
+    """1669573016143 ms / 1000 is 1669573016.143; times 0.001 it is 1669573016.1430001."""
+    folder = _copy_toy(fixtures, tmp_path)
+    trace = folder / "traces" / "toy.csv"
+    trace.write_text(trace.read_text().replace("1700003600000", "1669573016143", 1))
+    job = build(cws.read(str(folder), SETTINGS)[0])
+    recorded = job.task("1").recorded
+    assert recorded is not None
+    assert recorded.submit_s == 1669573016143 / 1000 != 1669573016143 * 0.001
+
+
 def test_records_name_the_line(fixtures: Path) -> None:
     drafts = cws.read(str(fixtures / "cws"), SETTINGS)
     assert drafts[1].records[0] == "line 19 (task_id 1)"  # original/1 starts after 17 rows

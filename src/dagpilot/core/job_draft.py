@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from operator import attrgetter
+from typing import NamedTuple, Protocol
 
 from dagpilot.core.dag import topological_order
 from dagpilot.core.errors import InvalidInput
@@ -60,35 +62,55 @@ class JobDraft:
 
 def check(draft: JobDraft) -> list[Violation]:
     """Every violation of the DAG and field rules in the draft."""
-    return _analyse(draft)[0]
+    return _analyse(draft).violations
 
 
 def build(draft: JobDraft) -> Job:
     """The Job of a draft: parents deduplicated, children filled in, tasks in topological order."""
-    violations, order = _analyse(draft)
+    violations, order, children = _analyse(draft)
     for violation in violations:
         if violation.severity is Severity.ERROR:
             raise InvalidInput(draft.file, violation.record, _FIELD_OF_RULE[violation.rule],
                                violation.message)
-    children: dict[str, list[str]] = {t.id: [] for t in draft.tasks}
-    for task in draft.tasks:
-        for up in dict.fromkeys(task.parents):
-            children[up].append(task.id)
     index = {t.id: t for t in draft.tasks}
-    tasks = tuple(_with_edges(index[i], tuple(dict.fromkeys(index[i].parents)),
-                              tuple(children[i])) for i in order)
+    tasks = tuple(_with_edges(index[i], tuple(dict.fromkeys(index[i].parents)), children[i])
+                  for i in order)
     source = f"{draft.file}#{draft.job_id}"
     return Job(draft.job_id, tasks, draft.arrival_s, draft.priority, source, draft.labels,
                draft.recorded_makespan_s)
 
 
-def _analyse(draft: JobDraft) -> tuple[list[Violation], list[str]]:
-    """The violations, and the task ids in topological order (partial when there is a cycle)."""
+def children_of(parents: Mapping[str, Sequence[str]]) -> dict[str, tuple[str, ...]]:
+    """Each task's children, from each task's parents: the children `build` gives a Job.
+
+    Children come in task order, a repeated parent counts once, unknown parents are skipped. A
+    loader that knows every parent before it makes its tasks can record these children, so that
+    `build` keeps its tasks instead of copying each one to add them.
+    """
+    found: dict[str, list[str]] = {task_id: [] for task_id in parents}
+    for task_id, ups in parents.items():
+        for up in dict.fromkeys(ups):
+            kids = found.get(up)
+            if kids is not None:
+                kids.append(task_id)
+    return {task_id: tuple(kids) for task_id, kids in found.items()}
+
+
+class _Analysis(NamedTuple):
+    violations: list[Violation]
+    order: list[str]  # topological; partial when there is a cycle
+    children: dict[str, tuple[str, ...]]  # see children_of
+
+
+def _analyse(draft: JobDraft) -> _Analysis:
+    """The violations, the topological order and the children of every task."""
     found: list[Violation] = []
     for task, record in zip(draft.tasks, draft.records, strict=True):
-        found.extend(_field_violations(draft, task, record))
-    dag_found, order = _dag_violations(draft)
-    return found + dag_found, order
+        if not _plainly_valid(task):
+            found.extend(_field_violations(draft, task, record))
+    children = children_of({t.id: t.parents for t in draft.tasks})
+    dag_found, order = _dag_violations(draft, children)
+    return _Analysis(found + dag_found, order, children)
 
 
 _TASK_FIELDS = tuple(f.name for f in dataclasses.fields(Task))
@@ -131,6 +153,14 @@ def _bad_number(value: float, limit: float) -> str | None:
     return None
 
 
+def _plainly_valid(task: Task) -> bool:
+    """A quick test that `_field_violations` finds nothing (False also for NaN): the common case."""
+    requests = task.requests
+    return (0.0 <= task.runtime_s <= MAX_RUNTIME_S and not task.instance_runtimes_s
+            and 0.0 <= requests.cpu <= MAX_CPU and 0 <= requests.memory <= MAX_MEMORY
+            and 0 <= requests.gpus <= MAX_GPUS and task.instances >= 1)
+
+
 def _field_violations(draft: JobDraft, task: Task, record: str) -> list[Violation]:
     found: list[Violation] = []
 
@@ -152,9 +182,9 @@ def _field_violations(draft: JobDraft, task: Task, record: str) -> list[Violatio
     return found
 
 
-def _dag_violations(draft: JobDraft) -> tuple[list[Violation], list[str]]:
+def _dag_violations(draft: JobDraft, children: dict[str, tuple[str, ...]]
+                    ) -> tuple[list[Violation], list[str]]:
     found: list[Violation] = []
-    records: dict[str, str] = {}
 
     def add(rule: str, record: str, message: str, severity: Severity = Severity.ERROR) -> None:
         found.append(Violation(draft.file, record, rule, message, severity))
@@ -162,11 +192,60 @@ def _dag_violations(draft: JobDraft) -> tuple[list[Violation], list[str]]:
     if not draft.tasks:
         add("dag.empty", f"job {draft.job_id}", f"job {draft.job_id!r} has no tasks")
         return found, []
+    records: dict[str, str] = {}
     for task, record in zip(draft.tasks, draft.records, strict=True):
         if task.id in records:
             add("dag.duplicate-id", record, f"task id {task.id!r} also at {records[task.id]}")
         records.setdefault(task.id, record)
     index = {t.id: t for t in draft.tasks}
+    named_parents: set[str] = set()
+    for task in draft.tasks:
+        named_parents.update(task.parents)
+    known: Mapping[str, Sequence[str]]
+    if _edges_consistent(draft, index, children, named_parents):
+        _add_orphans(draft, index, named_parents, add)
+        known = {t.id: t.parents for t in draft.tasks}
+    else:
+        _add_edge_violations(draft, index, records, add)
+        known = {t.id: [p for p in t.parents if p in index] for t in draft.tasks}
+    order, on_cycle = topological_order(known)
+    if on_cycle:
+        add("dag.cycle", records[on_cycle[0]], "tasks on or behind a dependency cycle: "
+            + ", ".join(on_cycle[:8]) + (" ..." if len(on_cycle) > 8 else ""))
+    return found, order
+
+
+class _Add(Protocol):
+    def __call__(self, rule: str, record: str, message: str,
+                 severity: Severity = Severity.ERROR) -> None: ...
+
+
+def _edges_consistent(draft: JobDraft, index: dict[str, Task],
+                      children: dict[str, tuple[str, ...]], named_parents: set[str]) -> bool:
+    """Whether `_add_edge_violations` would find only orphans, tested by whole sets and tuples:
+    ids unique, every parent known, and children either not recorded or recorded as `build`
+    fills them in."""
+    if len(index) != len(draft.tasks) or not named_parents <= index.keys():
+        return False
+    if not any(t.children for t in draft.tasks):
+        return True
+    return all(t.children == children[t.id] for t in draft.tasks)
+
+
+def _add_orphans(draft: JobDraft, index: dict[str, Task], named_parents: set[str],
+                 add: _Add) -> None:
+    """The orphans of a draft whose edges are consistent (named as a child = has parents)."""
+    if len(index) == 1:
+        return
+    for task, record in zip(draft.tasks, draft.records, strict=True):
+        if not task.parents and not task.children and task.id not in named_parents:
+            add("dag.orphan", record, f"task {task.id!r} has neither parents nor children",
+                Severity.WARNING)
+
+
+def _add_edge_violations(draft: JobDraft, index: dict[str, Task], records: dict[str, str],
+                         add: _Add) -> None:
+    """Unknown parents and children, the two sides of an edge disagreeing, and orphans."""
     children_recorded = any(t.children for t in draft.tasks)
     # A task named on either side of an edge is linked, whichever side recorded it.
     linked = {t.id for t in draft.tasks if t.parents or t.children} | {
@@ -189,9 +268,3 @@ def _dag_violations(draft: JobDraft) -> tuple[list[Violation], list[str]]:
         if len(index) > 1 and task.id not in linked:
             add("dag.orphan", record, f"task {task.id!r} has neither parents nor children",
                 Severity.WARNING)
-    known = {t.id: [p for p in t.parents if p in index] for t in draft.tasks}
-    order, on_cycle = topological_order(known)
-    if on_cycle:
-        add("dag.cycle", records[on_cycle[0]], "tasks on or behind a dependency cycle: "
-            + ", ".join(on_cycle[:8]) + (" ..." if len(on_cycle) > 8 else ""))
-    return found, order

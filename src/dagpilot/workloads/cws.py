@@ -27,13 +27,12 @@ that parent completed.
 
 from __future__ import annotations
 
-import gzip
 import io
 import itertools
 import json
 import logging
 import math
-import zlib
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,10 +42,11 @@ import polars as pl
 
 from dagpilot.core.config import LoaderSettings
 from dagpilot.core.errors import InvalidInput
-from dagpilot.core.job_draft import JobDraft
+from dagpilot.core.job_draft import JobDraft, children_of
 from dagpilot.core.types import Recorded, Resources, Task, labels
-from dagpilot.workloads import intensity
-from dagpilot.workloads.cws_edges import RebuildStats, TracedTask, rebuild
+from dagpilot.workloads import compressed, intensity
+from dagpilot.workloads.cws_edges import RebuildStats, rebuild
+from dagpilot.workloads.gc_pause import collector_paused
 
 log = logging.getLogger(__name__)
 
@@ -75,8 +75,9 @@ class ProcessDag:
 def read(argument: str, settings: LoaderSettings) -> list[JobDraft]:
     """One draft per recorded run of every pipeline `argument` names (a CWS folder or a trace)."""
     drafts: list[JobDraft] = []
-    for trace, dag in pipelines(Path(argument)):
-        drafts.extend(read_pipeline(trace, dag, settings))
+    with collector_paused():
+        for trace, dag in pipelines(Path(argument)):
+            drafts.extend(read_pipeline(trace, dag, settings))
     return drafts
 
 
@@ -116,13 +117,12 @@ def read_pipeline(trace: Path, dag_file: Path, settings: LoaderSettings) -> list
     _check_processes(frame, dag, str(trace))
     name = pipeline_name(trace)
     # One pass to Python rows; sorting keeps the file order of the tasks inside each run.
-    ordered = frame.sort("strategy", "rep", LINE).select(ROW_COLUMNS)
-    rows = [_Row(*values) for values in ordered.iter_rows()]
+    rows = _rows(frame.sort("strategy", "rep", LINE))
     drafts = []
     unrebuilt = 0
-    for (strategy, rep), run in itertools.groupby(rows, key=lambda r: (r.strategy, int(r.rep))):
+    for (strategy, rep), run in itertools.groupby(rows, key=_RUN_KEY):
         draft, stats = _run(str(trace), list(run), dag, settings, name=name, strategy=strategy,
-                            rep=rep)
+                            rep=int(rep))
         drafts.append(draft)
         unrebuilt += stats.unrebuilt
     log.log(logging.WARNING if unrebuilt else logging.INFO,
@@ -136,13 +136,7 @@ def read_pipeline(trace: Path, dag_file: Path, settings: LoaderSettings) -> list
 def read_table(path: Path) -> pl.DataFrame:
     """A CSV (plain or gzipped), every column as text, plus the LINE column (header = line 1)."""
     file = str(path)
-    try:
-        data = path.read_bytes()
-        if data[:2] == b"\x1f\x8b":
-            data = gzip.decompress(data)
-    except (OSError, EOFError, zlib.error) as error:
-        raise InvalidInput(file, "", "", f"cannot read (truncated or corrupt gzip?): {error}") \
-            from error
+    data = compressed.read_bytes(path)
     try:
         frame = pl.read_csv(io.BytesIO(data), infer_schema_length=0)
     except (pl.exceptions.PolarsError, UnicodeDecodeError) as error:
@@ -159,18 +153,28 @@ def require_columns(frame: pl.DataFrame, columns: Sequence[str], file: str) -> N
             raise InvalidInput(file, "header (line 1)", column, f"missing column; found: {found}")
 
 
+def _first_rows(frame: pl.DataFrame, conditions: dict[str, pl.Expr]) -> dict[str, int | None]:
+    """The index of the first row where each condition holds (None where none does), in one
+    pass over the frame; the keys in the order given."""
+    found = frame.select(condition.arg_true().first().alias(name)
+                         for name, condition in conditions.items())
+    return {name: found[name][0] for name in conditions}
+
+
 def to_numbers(frame: pl.DataFrame, columns: Sequence[str], file: str) -> pl.DataFrame:
     """The columns as Float64, `-` and empty as null; a value that is not a number is an error."""
+    numbers: dict[str, pl.Expr] = {}
+    bad: dict[str, pl.Expr] = {}
     for column in columns:
         text = pl.col(column).str.strip_chars()
         present = text.is_not_null() & (text != "") & (text != MISSING)
-        number = pl.when(present).then(text).cast(pl.Float64, strict=False)
-        bad = frame.filter(present & number.is_null())
-        if bad.height:
-            raise InvalidInput(file, f"line {bad[LINE][0]}", column,
-                               f"not a number: {bad[column][0]!r}")
-        frame = frame.with_columns(number.alias(column))
-    return frame
+        numbers[column] = text.cast(pl.Float64, strict=False)  # "", "-" and null give null
+        bad[column] = present & numbers[column].is_null()
+    for column, row in _first_rows(frame, bad).items():
+        if row is not None:
+            raise InvalidInput(file, f"line {frame[LINE][row]}", column,
+                               f"not a number: {frame[column][row]!r}")
+    return frame.with_columns(number.alias(column) for column, number in numbers.items())
 
 
 def read_trace(path: Path) -> pl.DataFrame:
@@ -181,19 +185,20 @@ def read_trace(path: Path) -> pl.DataFrame:
     if not any(column in frame.columns for column in RUNTIME_COLUMNS):
         raise InvalidInput(file, "header (line 1)", "realtime",
                            "missing column: neither realtime nor duration")
-    for column in TEXT_COLUMNS:
-        empty = frame.filter(pl.col(column).is_null())
-        if empty.height:
-            raise InvalidInput(file, f"line {empty[LINE][0]}", column, "empty")
+    empty = _first_rows(frame, {column: pl.col(column).is_null() for column in TEXT_COLUMNS})
+    for column, row in empty.items():
+        if row is not None:
+            raise InvalidInput(file, f"line {frame[LINE][row]}", column, "empty")
     frame = frame.with_columns([pl.lit(None, pl.Utf8).alias(c)
                                 for c in OPTIONAL_TEXT + OPTIONAL_NUMBERS
                                 if c not in frame.columns])
     frame = to_numbers(frame, REQUIRED_NUMBERS + OPTIONAL_NUMBERS, file)
-    fractional = frame.filter(pl.col("rep").is_not_null() & (pl.col("rep") % 1 != 0))
-    missing = frame.filter(pl.col("rep").is_null())
-    for bad in (fractional, missing):
-        if bad.height:
-            raise InvalidInput(file, f"line {bad[LINE][0]}", "rep",
+    rep = pl.col("rep")
+    bad_rep = _first_rows(frame, {"fractional": rep.is_not_null() & (rep % 1 != 0),
+                                 "missing": rep.is_null()})
+    for row in bad_rep.values():
+        if row is not None:
+            raise InvalidInput(file, f"line {frame[LINE][row]}", "rep",
                                "expected a whole repetition number")
     return frame
 
@@ -239,83 +244,91 @@ def _check_processes(frame: pl.DataFrame, dag: ProcessDag, file: str) -> None:
 # --- one run -> one draft ------------------------------------------------------------------
 
 class _Row(NamedTuple):
-    """The fields of one trace row that a task takes (numbers as read, None when missing)."""
+    """What a task takes of one trace row (None when missing); also what the edge rebuild needs
+    (`cws_edges.Traced`)."""
 
     line: int
     strategy: str
     rep: float
-    task_id: str
+    id: str
     process: str
     tag: str
     name: str
-    hostname: str | None
+    node: str | None
     status: str | None
-    submit: float | None
-    start: float | None
+    submit: float | None  # epoch ms, for the recorded makespan
     complete: float | None
-    realtime: float | None
-    duration: float | None
+    submit_s: float | None
+    start_s: float | None
+    complete_s: float | None
+    runtime_s: float  # realtime, else duration, else NaN
     cpus: float | None
     memory: float | None
     cpu_percent: float | None
     peak_rss: float | None
-    read_bytes: float | None
-    write_bytes: float | None
-    rchar: float | None
-    wchar: float | None
+    read_bytes: float | None  # read_bytes, else rchar
+    written_bytes: float | None  # write_bytes, else wchar
 
 
-ROW_COLUMNS = (LINE, "strategy", "rep", "task_id", "process", "tag", "name", "hostname",
-               "status", "submit", "start", "complete", "realtime", "duration", "cpus", "memory",
-               "%cpu", "peak_rss", "read_bytes", "write_bytes", "rchar", "wchar")
+_ROW_COLUMNS = (
+    pl.col(LINE).alias("line"), "strategy", "rep", pl.col("task_id").alias("id"), "process",
+    "tag", "name",
+    pl.when(pl.col("hostname").is_in(["", MISSING])).then(None).otherwise(pl.col("hostname"))
+    .alias("node"),
+    "status", "submit", "start", "complete", pl.coalesce("realtime", "duration").alias("runtime"),
+    "cpus", "memory", pl.col("%cpu").alias("cpu_percent"), "peak_rss",
+    pl.coalesce("read_bytes", "rchar").alias("read_bytes"),
+    pl.coalesce("write_bytes", "wchar").alias("written_bytes"))
+
+
+def _rows(frame: pl.DataFrame) -> list[_Row]:
+    """The rows of a trace, column by column to Python (cheaper than row by row).
+
+    Milliseconds become seconds here, not in polars, which multiplies by the reciprocal: that
+    can differ from a division in the last bit.
+    """
+    columns: dict[str, list[Any]] = {
+        column.name: column.to_list() for column in frame.select(_ROW_COLUMNS).iter_columns()}
+    for event in ("submit", "start", "complete"):
+        columns[f"{event}_s"] = [None if ms is None else ms / MS for ms in columns[event]]
+    columns["runtime_s"] = [math.nan if ms is None else ms / MS for ms in columns["runtime"]]
+    return list(map(_Row._make, zip(*(columns[field] for field in _Row._fields), strict=True)))
+
+
+_RUN_KEY = operator.attrgetter("strategy", "rep")  # rep is whole (read_trace checks it)
 
 
 def _run(file: str, rows: list[_Row], dag: ProcessDag, settings: LoaderSettings, *, name: str,
          strategy: str, rep: int) -> tuple[JobDraft, RebuildStats]:
-    traced = [TracedTask(row.task_id, row.process, row.tag, _seconds(row.submit),
-                         _seconds(row.complete)) for row in rows]
-    parents, stats = rebuild(traced, dag.parents)
+    parents, stats = rebuild(rows, dag.parents)
     tags = {"workflow": name, "strategy": strategy, "rep": str(rep), **stats.as_labels()}
     failed = sum(1 for row in rows if row.status not in (None, "COMPLETED"))
     if failed:
         tags["failed"] = str(failed)
-    draft = JobDraft(file, f"{name}/{strategy}/{rep}", labels=labels(tags),
+    children = children_of(parents)  # recorded now, build need not copy every task to add them
+    tasks = [_task(row, tuple(parents[row.id]), children[row.id], settings) for row in rows]
+    records = [f"line {row.line} (task_id {row.id})" for row in rows]
+    draft = JobDraft(file, f"{name}/{strategy}/{rep}", tasks, records, labels=labels(tags),
                      recorded_makespan_s=_makespan(rows))
-    for row in rows:
-        draft.add(_task(row, tuple(parents[row.task_id]), settings),
-                  f"line {row.line} (task_id {row.task_id})")
     return draft, stats
 
 
-def _task(row: _Row, parents: tuple[str, ...], settings: LoaderSettings) -> Task:
+def _task(row: _Row, parents: tuple[str, ...], children: tuple[str, ...],
+          settings: LoaderSettings) -> Task:
     cores = row.cpus if row.cpus is not None else settings.default_cpu
     memory = round(row.memory) if row.memory is not None else settings.default_memory
-    runtime_ms = row.realtime if row.realtime is not None else row.duration
-    runtime_s = runtime_ms / MS if runtime_ms is not None else math.nan
-    read_bytes = _first_known(row.read_bytes, row.rchar)
-    written_bytes = _first_known(row.write_bytes, row.wchar)
+    read_bytes = round(row.read_bytes) if row.read_bytes is not None else 0
+    written_bytes = round(row.written_bytes) if row.written_bytes is not None else 0
     cpu = intensity.cpu_share(row.cpu_percent, cores)
-    io = intensity.io_share(read_bytes + written_bytes, runtime_s, cpu)
+    io = intensity.io_share(read_bytes + written_bytes, row.runtime_s, cpu)
     return Task(
-        id=row.task_id, name=row.name, runtime_s=runtime_s,
-        requests=Resources(cpu=cores, memory=memory), parents=parents,
+        id=row.id, name=row.name, runtime_s=row.runtime_s,
+        requests=Resources(cpu=cores, memory=memory), parents=parents, children=children,
         peak_memory=round(row.peak_rss) if row.peak_rss is not None else None,
         read_bytes=read_bytes, written_bytes=written_bytes,
         cpu_intensity=cpu, io_intensity=io, task_class=intensity.task_class(cpu, io),
-        recorded=Recorded(node=row.hostname if row.hostname not in (None, "", MISSING) else None,
-                          submit_s=_seconds(row.submit), start_s=_seconds(row.start),
-                          complete_s=_seconds(row.complete)))
-
-
-def _first_known(*values: float | None) -> int:
-    for value in values:
-        if value is not None:
-            return round(value)
-    return 0
-
-
-def _seconds(epoch_ms: float | None) -> float | None:
-    return None if epoch_ms is None else epoch_ms / MS
+        recorded=Recorded(node=row.node, submit_s=row.submit_s, start_s=row.start_s,
+                          complete_s=row.complete_s))
 
 
 def _makespan(rows: Sequence[_Row]) -> float | None:

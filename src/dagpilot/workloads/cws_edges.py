@@ -32,14 +32,30 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Protocol
 
 UNTAGGED = "-"
 _SEPARATORS = re.compile(r"[_\-.: ]+")
 
 
+class Traced(Protocol):
+    """What the rebuild needs of a trace row (times in seconds, None when not recorded)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def process(self) -> str: ...
+    @property
+    def tag(self) -> str: ...
+    @property
+    def submit_s(self) -> float | None: ...
+    @property
+    def complete_s(self) -> float | None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class TracedTask:
-    """What the rebuild needs of a trace row (times in seconds, None when not recorded)."""
+    """The plain `Traced`; the `cws` loader passes its rows, which have these fields too."""
 
     id: str
     process: str
@@ -77,7 +93,7 @@ def boundary_prefixes(tag: str) -> list[str]:
     return [tag[: m.start()] for m in _SEPARATORS.finditer(tag) if m.start() > 0]
 
 
-def completed_before(parent: TracedTask, child: TracedTask) -> bool:
+def completed_before(parent: Traced, child: Traced) -> bool:
     """Whether the recorded times allow `parent` to feed `child` (True when a time is missing)."""
     if parent.complete_s is None or child.submit_s is None:
         return True
@@ -87,29 +103,35 @@ def completed_before(parent: TracedTask, child: TracedTask) -> bool:
 class _ProcessTasks:
     """The tasks of one process in a run, indexed by tag and by completion time."""
 
-    def __init__(self, tasks: list[TracedTask]) -> None:
+    def __init__(self, tasks: list[Traced]) -> None:
         self.tasks = tasks
-        self.by_tag: dict[str, list[TracedTask]] = {}
+        self.by_tag: dict[str, list[Traced]] = {}
         for task in tasks:
             self.by_tag.setdefault(task.tag, []).append(task)
 
     @cached_property
-    def by_tag_prefix(self) -> dict[str, list[TracedTask]]:
+    def by_tag_prefix(self) -> dict[str, list[Traced]]:
         """Tasks by each boundary prefix of their tag; built on the first inexact lookup."""
-        index: dict[str, list[TracedTask]] = {}
+        index: dict[str, list[Traced]] = {}
         for task in self.tasks:
             for prefix in boundary_prefixes(task.tag):
                 index.setdefault(prefix, []).append(task)
         return index
 
     @cached_property
-    def _by_completion(self) -> tuple[list[float], list[TracedTask], list[TracedTask]]:
+    def _by_completion(self) -> tuple[list[float], list[str], list[str]]:
+        """Completion times in order, the ids of the timed tasks in that order, and the ids of
+        the untimed tasks."""
         timed = sorted((t for t in self.tasks if t.complete_s is not None),
                        key=lambda t: t.complete_s or 0.0)
-        untimed = [t for t in self.tasks if t.complete_s is None]
-        return [t.complete_s or 0.0 for t in timed], timed, untimed
+        untimed = [t.id for t in self.tasks if t.complete_s is None]
+        return [t.complete_s or 0.0 for t in timed], [t.id for t in timed], untimed
 
-    def matching(self, tag: str) -> list[TracedTask]:
+    @cached_property
+    def ids(self) -> list[str]:
+        return [t.id for t in self.tasks]
+
+    def matching(self, tag: str) -> list[Traced]:
         if tag == UNTAGGED:
             return []
         if tag in self.by_tag:
@@ -121,10 +143,11 @@ class _ProcessTasks:
                 return self.by_tag[prefix]
         return []
 
-    def completed_by(self, child: TracedTask) -> list[TracedTask]:
-        """The tasks that may have fed `child`: completed by its submission, or untimed."""
+    def completed_by(self, child: Traced) -> list[str]:
+        """The ids of the tasks that may have fed `child`: completed by its submission, or
+        untimed."""
         if child.submit_s is None:
-            return self.tasks
+            return self.ids
         completes, timed, untimed = self._by_completion
         return timed[: bisect.bisect_right(completes, child.submit_s)] + untimed
 
@@ -153,10 +176,10 @@ def effective_parents(process_parents: Mapping[str, Sequence[str]],
     return result
 
 
-def rebuild(tasks: Sequence[TracedTask], process_parents: Mapping[str, Sequence[str]]
+def rebuild(tasks: Sequence[Traced], process_parents: Mapping[str, Sequence[str]]
             ) -> tuple[dict[str, list[str]], RebuildStats]:
     """The parents of every task (by id) and the counts of the rebuild (see the module doc)."""
-    by_process: dict[str, list[TracedTask]] = {}
+    by_process: dict[str, list[Traced]] = {}
     for task in tasks:
         by_process.setdefault(task.process, []).append(task)
     indexed = {process: _ProcessTasks(members) for process, members in by_process.items()}
@@ -173,14 +196,18 @@ def rebuild(tasks: Sequence[TracedTask], process_parents: Mapping[str, Sequence[
     return parents, stats
 
 
-def _link(source: _ProcessTasks, children: list[TracedTask], parents: dict[str, list[str]],
+def _link(source: _ProcessTasks, children: list[Traced], parents: dict[str, list[str]],
           counts: dict[str, int]) -> list[str]:
     """Add the edges from one parent process to the tasks of one child process.
 
     Returns the children of a keyed relation that matched no tag (mixes or unrebuilt).
     """
-    matches = {child.id: source.matching(child.tag) for child in children}
-    keyed = len(source.tasks) > 1 and any(matches.values())
+    matches: dict[str, list[Traced]] = {}
+    if len(source.tasks) > 1:  # a one-task parent process is never keyed
+        matches = {child.id: source.matching(child.tag) for child in children}
+    keyed = any(matches.values())
+    if not keyed:
+        counts["broadcast"] += len(source.tasks) * len(children)
     unmatched: list[str] = []
     for child in children:
         if keyed:
@@ -188,14 +215,13 @@ def _link(source: _ProcessTasks, children: list[TracedTask], parents: dict[str, 
             if not candidates:
                 unmatched.append(child.id)
                 continue
-            kept = [p for p in candidates if completed_before(p, child)]
+            kept = [p.id for p in candidates if completed_before(p, child)]
             counts["tag"] += len(candidates)
             counts["tag_ok"] += len(kept)
         else:
             kept = source.completed_by(child)
-            counts["broadcast"] += len(source.tasks)
             counts["broadcast_ok"] += len(kept)
         if not kept:
             counts["unrebuilt"] += 1
-        parents[child.id].extend(p.id for p in kept)
+        parents[child.id] += kept
     return unmatched

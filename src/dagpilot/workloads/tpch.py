@@ -17,10 +17,7 @@ mean, so nothing is random. Requests are the settings defaults (one Spark task p
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
-import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -29,6 +26,7 @@ from dagpilot.core.config import LoaderSettings
 from dagpilot.core.errors import InvalidInput
 from dagpilot.core.job_draft import JobDraft
 from dagpilot.core.types import Resources, Task, labels
+from dagpilot.workloads import compressed
 
 MS = 1e-3
 WAVES = ("first_wave", "rest_wave")
@@ -39,7 +37,7 @@ def read(argument: str, settings: LoaderSettings) -> list[JobDraft]:
     order (keys starting with `_`, such as `_meta`, are not sizes)."""
     path = Path(argument)
     file = str(path)
-    document = _load_json(path)
+    document = compressed.read_json(path)
     if not isinstance(document, dict):
         raise InvalidInput(file, "$", "", "expected an object mapping input sizes to queries")
     drafts = []
@@ -51,23 +49,6 @@ def read(argument: str, settings: LoaderSettings) -> list[JobDraft]:
         for query, job in queries.items():
             drafts.append(_job(file, size, query, job, settings))
     return drafts
-
-
-def _load_json(path: Path) -> Any:
-    file = str(path)
-    try:
-        data = path.read_bytes()
-        if data[:2] == b"\x1f\x8b":
-            data = gzip.decompress(data)
-        return json.loads(data)
-    except (OSError, EOFError, zlib.error) as error:
-        raise InvalidInput(file, "", "", f"cannot read (truncated or corrupt gzip?): {error}") \
-            from error
-    except json.JSONDecodeError as error:
-        raise InvalidInput(file, f"line {error.lineno} column {error.colno}", "",
-                           f"not valid JSON: {error.msg}") from error
-    except UnicodeDecodeError as error:
-        raise InvalidInput(file, "", "", f"not UTF-8 text: {error}") from error
 
 
 def _job(file: str, size: str, query: str, job: Any, settings: LoaderSettings) -> JobDraft:

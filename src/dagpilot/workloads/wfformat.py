@@ -27,21 +27,18 @@ Field -> task:
 
 from __future__ import annotations
 
-import gzip
-import json
 import logging
 import math
-import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from dagpilot.core.config import LoaderSettings
 from dagpilot.core.errors import InvalidInput
 from dagpilot.core.job_draft import JobDraft
 from dagpilot.core.types import Recorded, Resources, Task, labels
-from dagpilot.workloads import intensity
+from dagpilot.workloads import compressed, intensity
+from dagpilot.workloads.gc_pause import collector_paused
 
 log = logging.getLogger(__name__)
 
@@ -51,8 +48,7 @@ OLD_VERSIONS = ("1.0", "1.1", "1.2")  # `workflow.jobs`: migrate them with WfFor
 KB = 1000  # WfFormat 1.3 memory unit, as the upstream migration tool reads it
 
 
-@dataclass(frozen=True, slots=True)
-class Measured:
+class Measured(NamedTuple):  # a tuple, not a dataclass: made once per task, cheaper
     """What an execution recorded about one task, in the units of `core.types`."""
 
     runtime_s: float = math.nan
@@ -64,8 +60,7 @@ class Measured:
     machine: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Declared:
+class Declared(NamedTuple):
     """What a specification says about one task: identity, dependencies and file volumes."""
 
     id: str
@@ -80,13 +75,22 @@ class Declared:
 def read(argument: str, settings: LoaderSettings) -> list[JobDraft]:
     """One draft per WfFormat instance in `argument` (a file or a folder)."""
     path = Path(argument)
-    if path.is_file():
-        return [read_file(path, settings, path.name)]
-    if not path.is_dir():
-        raise InvalidInput(argument, "", "", "no such file or folder")
+    with collector_paused():
+        if path.is_file():
+            return [read_file(path, settings, path.name)]
+        if not path.is_dir():
+            raise InvalidInput(argument, "", "", "no such file or folder")
+        drafts = _read_folder(path, settings)
+    if not drafts:
+        raise InvalidInput(argument, "", "", "folder holds no WfFormat instance "
+                           "(*.json, *.json.gz)")
+    return drafts
+
+
+def _read_folder(path: Path, settings: LoaderSettings) -> list[JobDraft]:
     drafts: list[JobDraft] = []
     for file in _instance_files(path):
-        document = _load(file)
+        document = compressed.read_json(file)
         if isinstance(document, dict) and "schemaVersion" not in document:
             log.debug("%s: no schemaVersion, not a WfFormat instance; skipped", file)
             continue
@@ -95,15 +99,12 @@ def read(argument: str, settings: LoaderSettings) -> list[JobDraft]:
         if any(d.job_id == draft.job_id for d in drafts):  # same name in another subfolder
             draft.job_id = _job_id(Path(relative))
         drafts.append(draft)
-    if not drafts:
-        raise InvalidInput(argument, "", "", "folder holds no WfFormat instance "
-                           "(*.json, *.json.gz)")
     return drafts
 
 
 def read_file(path: Path, settings: LoaderSettings, shown_as: str | None = None) -> JobDraft:
     """The draft of one instance file; `shown_as` is its `file` label (default: its name)."""
-    return _draft(path, _load(path), settings, shown_as or path.name)
+    return _draft(path, compressed.read_json(path), settings, shown_as or path.name)
 
 
 def _instance_files(folder: Path) -> Iterator[Path]:
@@ -119,24 +120,6 @@ def _job_id(path: Path) -> str:
         if text.endswith(suffix):
             return text[: -len(suffix)]
     return text
-
-
-def _load(path: Path) -> Any:
-    file = str(path)
-    try:
-        data = path.read_bytes()
-        if data[:2] == b"\x1f\x8b":
-            data = gzip.decompress(data)
-    except (OSError, EOFError, zlib.error) as error:
-        raise InvalidInput(file, "", "", f"cannot read (truncated or corrupt gzip?): {error}") \
-            from error
-    try:
-        return json.loads(data)
-    except UnicodeDecodeError as error:
-        raise InvalidInput(file, "", "", f"not UTF-8 text: {error}") from error
-    except json.JSONDecodeError as error:
-        raise InvalidInput(file, f"line {error.lineno} column {error.colno}", "",
-                           f"not valid JSON: {error.msg}") from error
 
 
 def _draft(path: Path, document: Any, settings: LoaderSettings, shown_as: str) -> JobDraft:
@@ -202,9 +185,10 @@ def _file_sizes(file: str, specification: Any) -> dict[str, float]:
     sizes: dict[str, float] = {}
     for index, raw in enumerate(_objects(specification, "files", file, "workflow.specification",
                                          required=False)):
-        record = f"files[{index}]"
-        file_id = _text(raw, "id", file, record)
-        size = _number(raw, "sizeInBytes", file, f'{record} (id "{file_id}")')
+        file_id = _text(raw, "id", file, f"files[{index}]")
+        size = raw.get("sizeInBytes")
+        if size.__class__ is not float:  # the common case needs no record
+            size = _number(raw, "sizeInBytes", file, f'files[{index}] (id "{file_id}")')
         sizes[file_id] = size if size is not None else 0.0
     return sizes
 
@@ -212,20 +196,23 @@ def _file_sizes(file: str, specification: Any) -> dict[str, float]:
 def _declared_15(file: str, raw: Any, index: int, sizes: dict[str, float]) -> Declared:
     task_id = _text(raw, "id", file, f"tasks[{index}]")
     record = f'tasks[{index}] (id "{task_id}")'
-
-    def volume(key: str) -> float:
-        total = 0.0
-        for file_id in _strings(raw, key, file, record):
-            if file_id not in sizes:
-                raise InvalidInput(file, record, key, f"file {file_id!r} is not in "
-                                   "workflow.specification.files")
-            total += sizes[file_id]
-        return total
-
     return Declared(task_id, _optional_text(raw, "name", file, record) or task_id, record,
                     tuple(_strings(raw, "parents", file, record)),
                     tuple(_strings(raw, "children", file, record)),
-                    volume("inputFiles"), volume("outputFiles"))
+                    _volume(raw, "inputFiles", sizes, file, record),
+                    _volume(raw, "outputFiles", sizes, file, record))
+
+
+def _volume(raw: dict[str, Any], key: str, sizes: dict[str, float], file: str,
+            record: str) -> float:
+    total = 0.0
+    for file_id in _strings(raw, key, file, record):
+        size = sizes.get(file_id)
+        if size is None:
+            raise InvalidInput(file, record, key, f"file {file_id!r} is not in "
+                               "workflow.specification.files")
+        total += size
+    return total
 
 
 def _executed_15(file: str, execution: Any, known: set[str]) -> dict[str, Measured]:
@@ -338,6 +325,9 @@ def _objects(mapping: Any, key: str, file: str, record: str,
 
 
 def _text(mapping: dict[str, Any], key: str, file: str, record: str) -> str:
+    value = mapping.get(key)
+    if value.__class__ is str and value:  # the common case first
+        return value
     value = _require(mapping, key, file, record)
     if not isinstance(value, str) or not value:
         raise InvalidInput(file, record, key, f"expected a non-empty string, got {value!r}")
@@ -359,8 +349,8 @@ def _strings(mapping: dict[str, Any], key: str, file: str, record: str) -> list[
 
 def _number(mapping: dict[str, Any], key: str, file: str, record: str) -> float | None:
     value = mapping.get(key)
-    if value is None:
-        return None
+    if value.__class__ is float or value is None:  # the common cases first
+        return value
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InvalidInput(file, record, key, f"expected a number, got {value!r:.80}")
     return float(value)
