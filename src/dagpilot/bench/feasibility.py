@@ -1,15 +1,20 @@
-"""Refuse, before a run starts, a workload with a task that no node of the cluster can ever hold.
+"""Refuse, before a run starts, a benchmark whose runs could only report nothing.
 
-Such a task would wait forever and the run would end at its horizon with nothing to say why.
-The check is on requests against allocatable (CPU, memory, GPUs of the requested model), the
-same amounts NodeResourcesFit compares; labels and taints are left to the schedulers.
+A task that no node of the cluster can ever hold would wait forever and the run would end at
+its horizon with nothing to say why. The check is on requests against allocatable (CPU, memory,
+GPUs of the requested model), the same amounts NodeResourcesFit compares; labels and taints
+are left to the schedulers.
+
+Poisson arrivals that bring no job before the horizon (a rate of a job an hour and a 10-minute
+horizon) would make every figure 0: refused with the rate and a horizon that would do.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
-from dagpilot.core.errors import DagpilotError
+from dagpilot.core.errors import DagpilotError, SpecError
 from dagpilot.core.types import Cluster, Job, NodeSpec, Resources, Task
 
 GIB = 2**30
@@ -76,3 +81,38 @@ def _most_gpus(cluster: Cluster, model: str | None) -> NodeSpec | None:
     holders = [node for node in cluster.nodes if node.allocatable.gpus
                and (model is None or gpu_model(node) == model)]
     return max(holders, key=lambda node: (node.allocatable.gpus, node.name), default=None)
+
+
+EXPECTED_ARRIVALS = 10  # the suggested horizon brings about this many jobs
+
+
+class NoArrivals(SpecError):
+    """Poisson arrivals at this rate bring no job before the horizon."""
+
+    def __init__(self, workloads: Sequence[str], seed: int, jobs_per_hour: float,
+                 horizon_s: float) -> None:
+        self.seed = seed
+        self.jobs_per_hour = jobs_per_hour
+        self.horizon_s = horizon_s
+        expected = jobs_per_hour * horizon_s / 3600
+        super().__init__(" ".join(workloads), (
+            f"no job arrives within the horizon of {horizon_s:g} s for seed {seed}: the "
+            f"Poisson rate is {jobs_per_hour:.3g} jobs per hour ({expected:.2g} expected in "
+            f"the horizon); use a longer horizon, e.g. --horizon "
+            f"{suggest_horizon(jobs_per_hour)} (about {EXPECTED_ARRIVALS} jobs), or a higher "
+            f"--load"))
+
+
+def check_arrivals(arrived: Sequence[Job], workloads: Sequence[str], seed: int,
+                   jobs_per_hour: float, horizon_s: float | None) -> None:
+    """Raise NoArrivals when a seed's arrival sequence is empty."""
+    if not arrived and horizon_s is not None:
+        raise NoArrivals(workloads, seed, jobs_per_hour, horizon_s)
+
+
+def suggest_horizon(jobs_per_hour: float) -> str:
+    """A horizon, rounded up to whole minutes or hours, that brings EXPECTED_ARRIVALS jobs."""
+    if not jobs_per_hour > 0:
+        return "(none: the rate is 0)"
+    minutes = math.ceil(EXPECTED_ARRIVALS / jobs_per_hour * 60)
+    return f"{minutes}m" if minutes < 120 else f"{math.ceil(minutes / 60)}h"

@@ -7,7 +7,8 @@ sequence is drawn once and every scheduler runs on the same jobs with the same s
 Poisson arrivals are set on the cluster's busiest resource (see offered_load). With a horizon,
 jobs arrive until it and each run goes on until every job has ended, but never past the
 horizon plus DRAIN_FACTOR times the longer of the horizon and the longest critical path (a job
-still running then is censored, see metrics).
+still running then is censored, see metrics). A seed whose arrivals bring no job before the
+horizon is refused (see feasibility): its runs would report only zeros.
 
 A Ctrl-C during the runs stops them, writes the summary (marked `"interrupted": true`) and
 the plots of the runs that finished, then raises `Interrupted`, a KeyboardInterrupt that
@@ -27,9 +28,13 @@ from typing import Any
 import numpy as np
 
 from dagpilot.bench.bounds import lower_bound
-from dagpilot.bench.feasibility import check_fits
+from dagpilot.bench.feasibility import check_arrivals, check_fits
 from dagpilot.bench.metrics import Window
-from dagpilot.bench.offered_load import cpu_equivalent_cores, offered_load
+from dagpilot.bench.offered_load import (
+    cpu_equivalent_cores,
+    jobs_per_hour,
+    offered_load,
+)
 from dagpilot.bench.plots import write_plots
 from dagpilot.bench.pool import run_in_pool
 from dagpilot.bench.results import RunResult
@@ -198,10 +203,15 @@ def arrivals_for(seed: int, config: BenchConfig, prepared: Prepared) -> list[Job
 
 
 def plan(config: BenchConfig, prepared: Prepared) -> list[RunTask]:
-    """Every run, seed by seed; the schedulers of a seed share its arrivals and bound."""
+    """Every run, seed by seed; the schedulers of a seed share its arrivals and bound.
+
+    Raises NoArrivals, before any run, when a seed's Poisson arrivals bring no job.
+    """
+    rate = jobs_per_hour(prepared.jobs, prepared.cluster, config.arrival.load)
     tasks: list[RunTask] = []
     for seed in config.seeds:
         jobs = arrivals_for(seed, config, prepared)
+        check_arrivals(jobs, config.workloads, seed, rate, config.horizon_s)
         bound = lower_bound(jobs, prepared.cluster)
         tasks.extend(RunTask(len(tasks) + offset, seed, name, jobs, bound)
                      for offset, name in enumerate(config.schedulers))
@@ -256,9 +266,9 @@ def header(config: BenchConfig, prepared: Prepared) -> Header:
     arrival: dict[str, Any] = {"kind": config.arrival.kind, "load": config.arrival.load,
                                "bursts": [str(burst) for burst in config.arrival.bursts]}
     if config.arrival.kind == "poisson":
-        rate = config.arrival.load / demand.busiest_s if demand.busiest_s > 0 else 0.0
-        arrival |= {"bottleneck": demand.bottleneck, "jobs_per_hour": rate * 3600,
-                    "offered": demand.shares(rate)}
+        per_hour = jobs_per_hour(prepared.jobs, prepared.cluster, config.arrival.load)
+        arrival |= {"bottleneck": demand.bottleneck, "jobs_per_hour": per_hour,
+                    "offered": demand.shares(per_hour / 3600)}
     return Header(workloads=config.workloads, cluster=config.cluster, seeds=config.seeds,
                   physics=config.physics, horizon_s=config.horizon_s, arrival=arrival)
 

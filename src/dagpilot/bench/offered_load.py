@@ -73,3 +73,9 @@ def cpu_equivalent_cores(jobs: Sequence[Job], cluster: Cluster) -> float:
     if demand.busiest_s <= 0 or demand.cpu_s <= 0:
         return cluster.capacity.cpu
     return cluster.capacity.cpu * demand.cpu_s / demand.busiest_s
+
+
+def jobs_per_hour(jobs: Sequence[Job], cluster: Cluster, load: float) -> float:
+    """The Poisson rate that offers `load` of the busiest resource (0 when nothing is asked)."""
+    demand = offered_load(jobs, cluster)
+    return load / demand.busiest_s * 3600 if demand.busiest_s > 0 else 0.0

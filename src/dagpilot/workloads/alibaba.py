@@ -12,25 +12,29 @@ Row -> task:
   dropped, and the job gets a label `alibaba.dropped_parents` with the count. A number carried
   by several tasks makes the dependent wait for all of them.
 - `instance_num` -> instances (1 when "nan": the trace's Waiting rows);
-  `mean_instance_duration` -> runtime_s (the trace writes 1 when it is unknown, so those tasks
-  take 1 s); `plan_cpu` / 100 -> cores and `plan_mem` / 100 x
+  `mean_instance_duration` -> runtime_s, for Terminated rows only (the trace writes 1 when it is
+  unknown, so those tasks take 1 s); `plan_cpu` / 100 -> cores and `plan_mem` / 100 x
   `settings.alibaba_machine_memory` -> bytes, each the settings default when "nan" or -1 (the
   trace's marker for an invalid value).
 - `start_time` / `end_time` of 0 mean "not started" / "not ended". A job arrives at the earliest
   start of its tasks (0 when none started); tasks keep their times in `recorded`.
 - A job whose rows are not all Terminated gets a label `alibaba.status` with the status counts
   and no recorded makespan.
+- A task that did not terminate (Running, Waiting, Failed) has no measured runtime: a Running
+  row's `mean_instance_duration` covers only the instances that ended, or is computed from the
+  missing end (days long: docs/DATA.md, `field.runtime`), a Waiting row's is the placeholder 1
+  and a Failed row's is how long the failed attempt ran. Such a task takes
+  `settings.default_runtime_s`, like a runtime no other trace records, and the job gets a label
+  `alibaba.default_runtimes` with their count; each file logs its total at INFO.
 """
 
 from __future__ import annotations
 
 import csv
-import gzip
 import io
 import logging
 import math
 import re
-import zlib
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -43,6 +47,7 @@ from dagpilot.core.config import LoaderSettings
 from dagpilot.core.errors import InvalidInput
 from dagpilot.core.job_draft import JobDraft
 from dagpilot.core.types import Recorded, Resources, Task, labels
+from dagpilot.workloads import compressed
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +91,16 @@ def read_file(path: Path, settings: LoaderSettings) -> list[JobDraft]:
     rows_by_job: dict[str, list[_Row]] = {}
     for row in rows.iter_rows():
         rows_by_job.setdefault(row[0], []).append(row)
+    _log_default_runtimes(file, rows, settings)
     return [_job(file, f"{stem}/{job}", job_rows) for job, job_rows in rows_by_job.items()]
+
+
+def _log_default_runtimes(file: str, rows: pl.DataFrame, settings: LoaderSettings) -> None:
+    unfinished = rows.filter(pl.col("status") != TERMINATED)
+    if unfinished.height:
+        log.info("%s: %d tasks of %d jobs did not terminate, so their runtime is unknown: "
+                 "they take the default %g s", file, unfinished.height,
+                 unfinished["job_name"].n_unique(), settings.default_runtime_s)
 
 
 def _csv_files(path: Path) -> list[Path]:
@@ -112,14 +126,7 @@ def _stem(path: Path) -> str:
 def _read_table(path: Path) -> pl.DataFrame:
     """Every column as text, so that a bad value can be reported with its line and column."""
     file = str(path)
-    try:
-        with path.open("rb") as handle:
-            data = handle.read()
-        if data[:2] == b"\x1f\x8b":
-            data = gzip.decompress(data)
-    except (OSError, EOFError, zlib.error) as error:
-        raise InvalidInput(file, "", "", f"cannot read (truncated or corrupt gzip?): {error}") \
-            from error
+    data = compressed.read_bytes(path)
     try:
         frame = pl.read_csv(io.BytesIO(data), infer_schema_length=0)
     except pl.exceptions.PolarsError as error:
@@ -187,7 +194,9 @@ def _task_rows(frame: pl.DataFrame, file: str, settings: LoaderSettings) -> pl.D
         (pl.int_range(pl.len()) + _FIRST_DATA_LINE).alias("line"),
         # Waiting rows were never planned: one instance
         pl.col("instance_num").fill_nan(1.0).cast(pl.Int64).alias("instances"),
-        pl.col("mean_instance_duration").alias("runtime_s"),
+        # only a task that terminated has a measured runtime (see module doc)
+        pl.when(pl.col("status") == TERMINATED).then(pl.col("mean_instance_duration"))
+        .otherwise(settings.default_runtime_s).alias("runtime_s"),
         pl.when(no_cpu).then(settings.default_cpu).otherwise(cpu / 100.0).alias("cpu"),
         pl.when(no_memory).then(float(settings.default_memory))
         .otherwise(memory / 100.0 * settings.alibaba_machine_memory).alias("memory"),
@@ -236,6 +245,7 @@ def _describe(draft: JobDraft, rows: Sequence[_Row], dropped: int) -> None:
             draft.recorded_makespan_s = max(ends) - draft.arrival_s
     else:
         found["alibaba.status"] = ",".join(f"{s}={n}" for s, n in sorted(statuses.items()))
+        found["alibaba.default_runtimes"] = str(len(rows) - statuses[TERMINATED])
     if dropped:
         found["alibaba.dropped_parents"] = str(dropped)
     draft.labels = labels(found)
