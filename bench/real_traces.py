@@ -71,7 +71,7 @@ class Dataset:
 DATASETS = {
     "wfinstances": Dataset("WfInstances", "20m", lambda t: f"wfformat:{t}/wfinstances"),
     "alibaba": Dataset("Alibaba DAGs", "10m", shuffled_alibaba),
-    "tpch": Dataset("TPC-H", "30s", lambda t: f"tpch:{t}/decima-tpch/tpch_decima.json.gz"),
+    "tpch": Dataset("TPC-H", "2m", lambda t: f"tpch:{t}/decima-tpch/tpch_decima.json.gz"),
     "cws": Dataset("CWS nf-core", "10m",
                    lambda t: f"cws:{t}/cws-k8s-nextflow/traces/rnaseq.csv.gz"),
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import shlex
@@ -540,7 +541,9 @@ def train_command(
         task = bar.add_task("preparing", total=1.0)
         result = training.train(
             config, data, out_dir, sim=loaded.sim, backend=rollouts,
-            capacity=cpu_equivalent_cores, command=shlex.join(["dagpilot", *sys.argv[1:]]),
+            capacity=functools.partial(cpu_equivalent_cores,
+                                       startup_s=loaded.sim.startup_median_s),
+            command=shlex.join(["dagpilot", *sys.argv[1:]]),
             progress=lambda done, label: bar.update(task, completed=done, description=label))
     out.print(f"teacher: {escape(result.teacher)}; {result.env_steps} PPO environment steps, "
               f"{result.env_steps_per_s:.0f} steps/s with updates", soft_wrap=True)

@@ -28,3 +28,18 @@ def test_cpu_work_keeps_the_real_cores() -> None:
     job = chain_job("c", 0.0, (100, 4))
     assert offered_load([job], GPU_CLUSTER).bottleneck == "cpu"
     assert cpu_equivalent_cores([job], GPU_CLUSTER) == pytest.approx(16.0)
+
+
+def test_start_ups_count_as_held_time_so_tiny_pods_are_not_offered_beyond_the_cluster() -> None:
+    # 100 instances of 0.04 s on 1 core each, with a 3 s start-up: the pods hold 100 x 3.04
+    # core-seconds, not 100 x 0.04
+    tiny = Job("q", (Task("t", "t", 0.04, Resources(1, GIB), instances=100),))
+    plain = offered_load([tiny], GPU_CLUSTER)
+    held = offered_load([tiny], GPU_CLUSTER, startup_s=3.0)
+    assert plain.cpu_s == pytest.approx(100 * 0.04 / 16)
+    assert held.cpu_s == pytest.approx(100 * 3.04 / 16)
+    # the arrival module sets its rate on runtime core-seconds: the cores it is given shrink
+    # so that the held time gets exactly the load
+    cores = cpu_equivalent_cores([tiny], GPU_CLUSTER, startup_s=3.0)
+    rate = 0.8 * cores / tiny.total_work_core_s
+    assert held.shares(rate)["cpu"] == pytest.approx(0.8)

@@ -109,6 +109,7 @@ class Prepared:
 
     cluster: Cluster
     jobs: list[Job]
+    startup_s: float = 0.0  # each pod's start-up, counted in the offered load
 
 
 def run_benchmark(config: BenchConfig, settings: Settings | None = None,
@@ -143,7 +144,7 @@ def prepare(config: BenchConfig, settings: Settings, registry: Registry) -> Prep
     jobs = load_workloads(config.workloads, settings)
     check_fits(jobs, cluster)
     check_writable(config.out_dir)
-    return Prepared(cluster, jobs)
+    return Prepared(cluster, jobs, settings.sim.startup_median_s)
 
 
 def check_config(config: BenchConfig, registry: Registry) -> None:
@@ -198,7 +199,7 @@ def load_workloads(specs: Sequence[str], settings: Settings) -> list[Job]:
 def arrivals_for(seed: int, config: BenchConfig, prepared: Prepared) -> list[Job]:
     """The seed's arrival sequence, identical for every scheduler."""
     rng = np.random.default_rng((seed, ARRIVAL_STREAM))
-    cores = cpu_equivalent_cores(prepared.jobs, prepared.cluster)
+    cores = cpu_equivalent_cores(prepared.jobs, prepared.cluster, prepared.startup_s)
     return assign_arrivals(prepared.jobs, config.arrival, cores, rng, config.horizon_s)
 
 
@@ -207,7 +208,8 @@ def plan(config: BenchConfig, prepared: Prepared) -> list[RunTask]:
 
     Raises NoArrivals, before any run, when a seed's Poisson arrivals bring no job.
     """
-    rate = jobs_per_hour(prepared.jobs, prepared.cluster, config.arrival.load)
+    rate = jobs_per_hour(prepared.jobs, prepared.cluster, config.arrival.load,
+                         prepared.startup_s)
     tasks: list[RunTask] = []
     for seed in config.seeds:
         jobs = arrivals_for(seed, config, prepared)
@@ -262,11 +264,12 @@ def _scaled(progress: Progress | None, done: int, total: int,
 
 
 def header(config: BenchConfig, prepared: Prepared) -> Header:
-    demand = offered_load(prepared.jobs, prepared.cluster)
+    demand = offered_load(prepared.jobs, prepared.cluster, prepared.startup_s)
     arrival: dict[str, Any] = {"kind": config.arrival.kind, "load": config.arrival.load,
                                "bursts": [str(burst) for burst in config.arrival.bursts]}
     if config.arrival.kind == "poisson":
-        per_hour = jobs_per_hour(prepared.jobs, prepared.cluster, config.arrival.load)
+        per_hour = jobs_per_hour(prepared.jobs, prepared.cluster, config.arrival.load,
+                                 prepared.startup_s)
         arrival |= {"bottleneck": demand.bottleneck, "jobs_per_hour": per_hour,
                     "offered": demand.shares(per_hour / 3600)}
     return Header(workloads=config.workloads, cluster=config.cluster, seeds=config.seeds,
