@@ -9,25 +9,16 @@ import itertools
 
 import numpy as np
 
-from dagpilot.clusters import load_cluster
-from dagpilot.schedulers import SCHEDULERS
 from dagpilot.state import EncodeContext, observe
 from dagpilot.state.schema import NODE
-from dagpilot.workloads import load
-from dagpilot.workloads.arrivals import ArrivalSpec, assign_arrivals
-from tests.state.sim_views import sim_env
+from tests.state.sim_views import busy_default, sim_env
 
 DECISIONS = 250
 MEMORY_ONLY = [NODE.index("await_congested_samples"), NODE.index("await_sustained")]
 
 
 def test_a_kept_context_observes_what_a_fresh_one_does() -> None:
-    cluster = load_cluster("builtin:default")
-    jobs = assign_arrivals(load("builtin:mix:40"), ArrivalSpec("poisson", 0.9),
-                           cluster.capacity.cpu, np.random.default_rng(5), 1800.0)
-    env, view = sim_env(jobs, cluster)
-    scheduler = SCHEDULERS["kube-default"]()
-    scheduler.reset(cluster, np.random.default_rng(0))
+    env, view, scheduler = busy_default("builtin:mix:40", 5)
     context = EncodeContext(graph_tasks=16)
     same = np.ones(NODE.dim, dtype=np.bool_)
     same[MEMORY_ONLY] = False

@@ -38,3 +38,15 @@ def test_layout_lists_only_nodes_with_several_complexes() -> None:
     assert layout.split.tolist() == [2]
     assert layout.total.tolist() == [0, 4, 8]
     assert layout.largest_complex.tolist() == [0, 4, 4]
+
+
+def test_some_rows_get_what_every_node_gets() -> None:
+    specs = [spec("cpu", ()), spec("two", (4, 4)), spec("one", (4,)), spec("odd", (2, 6))]
+    free_gpus = [(), (1, 2, 3, 5, 6, 7), (0, 1), (2, 3, 4)]
+    layout = GpuLayout.of(specs)
+    states = [State(f) for f in free_gpus]
+    free = np.array([len(f) for f in free_gpus], dtype=np.float64)
+    every = layout.free_on_best_complex(free, states)
+    rows = np.array([3, 1, 0])
+    assert layout.free_on_best_complex(free[rows], states, rows).tolist() == every[rows].tolist()
+    assert layout.split_position.tolist() == [-1, 0, -1, 1]

@@ -9,7 +9,7 @@ import pytest
 
 from dagpilot.state.encode import observe
 from dagpilot.state.normaliser import CLIP_STD, Normaliser, NormaliserError, RunningStats
-from dagpilot.state.schema import FEATURE_SCHEMA_VERSION, GRAPH, NODE, POSITION
+from dagpilot.state.schema import FEATURE_SCHEMA_VERSION, GRAPH, GROUPS, NODE, PAIR, POSITION
 from tests.state.sim_views import sim_env
 
 
@@ -142,3 +142,15 @@ def test_graph_padding_does_not_enter_the_statistics() -> None:
     assert normaliser.stats[GRAPH.name].count == int(raw.graph_valid.sum())
     assert normaliser.stats[POSITION.name].count == int(raw.graph_valid.sum())
     assert normaliser.stats[NODE.name].count == len(view.nodes)
+
+
+def test_a_group_of_flags_only_is_copied_as_it_is() -> None:
+    """PAIR holds one-hot flags only: no statistics apply, the values come back as float32
+    copies, as the general path gives them."""
+    assert PAIR.passthrough.all()
+    flags = (np.random.default_rng(0).random((2, 5, PAIR.dim)) < 0.3).astype(np.float32)
+    stats = Normaliser({group.name: RunningStats.of(
+        np.random.default_rng(1).random((4, group.dim))) for group in GROUPS})
+    out = stats.apply(PAIR, flags)
+    assert out.dtype == np.float32 and np.array_equal(out, flags)
+    assert not np.shares_memory(out, flags)

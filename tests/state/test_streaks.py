@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from dagpilot.state.streaks import MAX_STREAK, AwaitStreaks
 
@@ -51,3 +52,26 @@ def test_time_going_back_means_a_new_episode() -> None:
     for sample in (0.0, 15.0, 30.0):
         observe(streaks, [sample], [True])
     assert observe(streaks, [0.0], [True]) == [1]
+
+
+def test_counting_some_rows_equals_counting_every_node() -> None:
+    """NodeFeatureMemory counts only the nodes whose signals changed; the others have no new
+    sample, so counting them too would change nothing."""
+    every, some = AwaitStreaks(), AwaitStreaks()
+    start = [0.0, 0.0, 0.0, 0.0]
+    assert observe(every, start, [True] * 4) == observe(some, start, [True] * 4)
+    steps = [([15.0, 0.0, 15.0, 0.0], [True, True, False, True]),  # nodes 0 and 2 sampled
+             ([15.0, 30.0, 15.0, 0.0], [True, True, True, True]),  # node 1
+             ([5.0, 30.0, 45.0, 0.0], [True, True, True, True])]  # an older sample: restart
+    for sampled_s, congested in steps:
+        full = observe(every, sampled_s, congested)
+        rows = np.array([n for n in range(4) if sampled_s[n] != start[n]])
+        counted = some.observe(np.array(sampled_s)[rows], np.array(congested)[rows], rows)
+        assert counted.tolist() == [full[n] for n in rows.tolist()]
+        start = sampled_s
+    assert observe(some, start, [True] * 4) == observe(every, start, [True] * 4)
+
+
+def test_some_rows_only_after_every_node() -> None:
+    with pytest.raises(ValueError, match="every node"):
+        AwaitStreaks().observe(np.array([0.0]), np.array([True]), np.array([0]))

@@ -9,11 +9,9 @@ the exact bytes of that candidate's graph features, positions and valid mask up 
 valid slot: the same input gives the same summary, whatever the batch around it.
 
 The memory is only correct for the weights it was computed with: it forgets everything when a
-parameter of the summarising layers changes in place (optimiser steps, `load_state_dict`:
-torch's version counters move), gets other storage or is replaced by another tensor; writing
-into `parameter.data` in place escapes the version counter, so call `clear` after that. The
-least recently used entries go first once `capacity` is reached. The encoder consults the
-cache only when no gradient is wanted.
+parameter of the summarising layers changes (`WeightsWatch`; writing into `parameter.data` in
+place escapes it, so call `clear` after that). The least recently used entries go first once
+`capacity` is reached. The encoder consults the cache only when no gradient is wanted.
 """
 
 from __future__ import annotations
@@ -26,6 +24,8 @@ import numpy.typing as npt
 import torch
 from torch import Tensor
 
+from dagpilot.policy.weights_watch import WeightsWatch
+
 # Summaries kept: 2 x d floats each, under keys of up to K x (graph + position features) floats.
 DEFAULT_CAPACITY = 2048
 
@@ -35,7 +35,7 @@ Summarise = Callable[[Tensor, Tensor, Tensor], Tensor]
 class GraphSummaryCache:
     """Per-candidate summaries (M, width) by graph bytes; `hits` and `misses` count rows."""
 
-    __slots__ = ("_entries", "_parameters", "_versions", "capacity", "hits", "misses")
+    __slots__ = ("_entries", "_watch", "capacity", "hits", "misses")
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         if capacity < 1:
@@ -44,8 +44,7 @@ class GraphSummaryCache:
         self.hits = 0
         self.misses = 0
         self._entries: OrderedDict[bytes, npt.NDArray[np.float32]] = OrderedDict()
-        self._parameters: tuple[Tensor, ...] = ()
-        self._versions: tuple[tuple[int, int], ...] = ()
+        self._watch = WeightsWatch()
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -58,7 +57,8 @@ class GraphSummaryCache:
         """(M, K, .) graphs of M candidates -> (M, width) summaries, computing (with
         `summarise`, over the same three arrays cut to fewer rows and slots) only the rows
         not remembered for these exact `parameters`, and identical rows once."""
-        self._follow(parameters)
+        if self._watch.moved(parameters):
+            self._entries.clear()
         used = _used_slots(valid)
         keys = _keys(graph, positions, valid, used)
         found: dict[bytes, npt.NDArray[np.float32]] = {}
@@ -84,16 +84,6 @@ class GraphSummaryCache:
             while len(self._entries) > self.capacity:
                 self._entries.popitem(last=False)
         return torch.from_numpy(np.stack([found[key] for key in keys]))
-
-    def _follow(self, parameters: Sequence[Tensor]) -> None:
-        """Forget every summary when the parameters are other tensors or were changed (in
-        place, or given other storage through `.data`, as `module.to` does)."""
-        versions = tuple((parameter._version, parameter.data_ptr()) for parameter in parameters)
-        same = len(parameters) == len(self._parameters) and all(
-            mine is theirs for mine, theirs in zip(self._parameters, parameters, strict=True))
-        if not same or versions != self._versions:
-            self._entries.clear()
-            self._parameters, self._versions = tuple(parameters), versions
 
 
 def _used_slots(valid: Tensor) -> npt.NDArray[np.int64]:

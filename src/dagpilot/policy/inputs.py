@@ -6,7 +6,8 @@ optional fixed `bias` added to the pairs' logits (`decide.pcie`'s fallback penal
 differ in their numbers of candidates C, nodes N, jobs J and used graph slots K, so `collate`
 pads each to the batch's largest (and drops graph slots no candidate uses); padded candidates,
 nodes, pairs and slots are masked out everywhere, which makes a batched evaluation equal to
-evaluating each input alone.
+evaluating each input alone. A single input (every decision) needs no padding: its arrays
+become the batch as they are, shared, not copied.
 """
 
 from __future__ import annotations
@@ -90,6 +91,8 @@ class Batch:
 def collate(inputs: Sequence[PolicyInput]) -> Batch:
     if not inputs:
         raise ValueError("collate needs at least one input")
+    if len(inputs) == 1:
+        return _single(inputs[0])
     observations = [item.observation for item in inputs]
     candidates = max(len(o.task_features) for o in observations)
     nodes = max(len(o.node_features) for o in observations)
@@ -110,6 +113,38 @@ def collate(inputs: Sequence[PolicyInput]) -> Batch:
         feasible=_pad([item.feasible for item in inputs], (candidates, nodes), np.bool_),
         bias=_bias(inputs, (candidates, nodes)),
     )
+
+
+def _single(item: PolicyInput) -> Batch:
+    """What the padded path gives for one input, without its zeroed copies: the batch's
+    tensors share the input's arrays (the network never writes into its batch)."""
+    o = item.observation
+    candidates, nodes = item.shape
+    slots = _used_slots(o)
+    pairs = o.pair_features if len(o.pair_features) else np.zeros(
+        (1, nodes, *o.pair_features.shape[2:]))  # no candidate: one job row of zeros
+    return Batch(
+        nodes=_tensor(o.node_features, np.float32),
+        node_valid=torch.ones(1, nodes, dtype=torch.bool),
+        tasks=_tensor(o.task_features, np.float32),
+        candidate_valid=torch.ones(1, candidates, dtype=torch.bool),
+        pairs=_tensor(pairs, np.float32),
+        pair_job=_tensor(o.pair_job, np.int64),
+        graph=_tensor(o.graph_features[:, :slots], np.float32),
+        positions=_tensor(o.graph_positions[:, :slots], np.float32),
+        graph_valid=_tensor(o.graph_valid[:, :slots], np.bool_),
+        feasible=_tensor(item.feasible, np.bool_),
+        bias=None if item.bias is None else _tensor(item.bias, np.float32),
+    )
+
+
+def _tensor(array: npt.NDArray[np.generic], dtype: type[np.generic]) -> Tensor:
+    """(1, ...) tensor over the array, converted to `dtype` only if it is another (a copy
+    also when it is read-only: torch tensors are writable views)."""
+    array = np.asarray(array, dtype=dtype)
+    if not array.flags.writeable:
+        array = array.copy()
+    return torch.from_numpy(array).unsqueeze(0)
 
 
 def _bias(inputs: Sequence[PolicyInput], grid: tuple[int, int]) -> Tensor | None:

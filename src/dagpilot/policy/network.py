@@ -2,7 +2,12 @@
 
     net = PolicyNet.create(PolicyConfig(), seed=0)   # explicit seed: initialisation is a draw
     output = net(collate(inputs))                    # logits (B, C x N) and values (B,)
+    logits = net.logits(collate(inputs))             # the actor alone (serving)
     evaluation = net.evaluate(inputs, actions)       # log-probs, values, entropy for PPO
+
+Without gradients, one decision at a time, the node embeddings and keys of the nodes that
+did not change since the last decision come from `node_memory` (set it to None to always
+compute them); the graph summaries likewise from the graph encoder's cache.
 
 An action is a flat index `c x N + n` into one input's (candidate, node) grid (`PolicyInput.
 shape`); `evaluate` maps it into the padded batch.
@@ -24,6 +29,7 @@ from dagpilot.policy.graph_encoder import TaskGraphEncoder
 from dagpilot.policy.inputs import Batch, PolicyInput, collate
 from dagpilot.policy.node_encoder import NodeEncoder
 from dagpilot.policy.pair_scorer import PairScorer
+from dagpilot.policy.row_memory import RowMemory
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,10 @@ class PolicyNet(nn.Module):
         self.nodes = NodeEncoder(config.node_dim, config.d_model)
         self.pairs = PairScorer(config.d_model, config.pair_dim, config.pair_rank)
         self.critic = Critic(config.d_model)
+        # A plain attribute, not a module or buffer: the state_dict keys stay as they were.
+        self.node_memory: RowMemory | None = RowMemory()
+        self._node_slots = tuple((module, name) for part in (self.nodes, self.pairs.key)
+                                 for module in part.modules() for name in module._parameters)
 
     @classmethod
     def create(cls, config: PolicyConfig, seed: int) -> PolicyNet:
@@ -67,12 +77,43 @@ class PolicyNet(nn.Module):
         return net
 
     def forward(self, batch: Batch) -> PolicyOutput:
+        candidates, nodes, logits = self._actor(batch)
+        values = self.critic(candidates, batch.candidate_valid, nodes, batch.node_valid)
+        return PolicyOutput(logits, values, batch.grid)
+
+    def logits(self, batch: Batch) -> Tensor:
+        """The actor alone: `forward(batch).logits` without the critic's value, which only
+        training reads (a greedy decision in serving does not)."""
+        return self._actor(batch)[2]
+
+    def _actor(self, batch: Batch) -> tuple[Tensor, Tensor, Tensor]:
+        """(candidate embeddings, node embeddings, masked logits)."""
         candidates = self.graphs(batch.graph, batch.positions, batch.graph_valid, batch.tasks,
                                  batch.candidate_valid)
-        nodes = self.nodes(batch.nodes)
-        scores = self.pairs(candidates, nodes, batch.pairs, batch.pair_job)
-        values = self.critic(candidates, batch.candidate_valid, nodes, batch.node_valid)
-        return PolicyOutput(masked_logits(scores, batch.feasible, batch.bias), values, batch.grid)
+        nodes, keys = self._nodes_and_keys(batch.nodes)
+        scores = self.pairs.scores(candidates, keys, batch.pairs, batch.pair_job)
+        return candidates, nodes, masked_logits(scores, batch.feasible, batch.bias)
+
+    def _nodes_and_keys(self, rows: Tensor) -> tuple[Tensor, Tensor]:
+        """(B, N, node_dim) -> the node embeddings (B, N, d) and their pair-scorer keys
+        (B, N, r); for one decision without gradients only the rows that changed since the
+        last one are computed (`node_memory`)."""
+        memory = self.node_memory
+        if (memory is None or torch.is_grad_enabled() or rows.shape[0] != 1
+                or rows.device.type != "cpu"):
+            return self._embed_nodes(rows)
+        nodes, keys = memory.outputs(rows[0], self._node_parameters(), self._embed_nodes)
+        return nodes.unsqueeze(0), keys.unsqueeze(0)
+
+    def _embed_nodes(self, rows: Tensor) -> tuple[Tensor, Tensor]:
+        nodes = self.nodes(rows)
+        return nodes, self.pairs.key(nodes)
+
+    def _node_parameters(self) -> list[Tensor]:
+        """What the node embeddings and keys depend on, looked up afresh (one may have been
+        replaced)."""
+        return [parameter for module, name in self._node_slots
+                if (parameter := module._parameters[name]) is not None]
 
     def evaluate(self, inputs: Sequence[PolicyInput], actions: Sequence[int]) -> Evaluation:
         """Log-probabilities of `actions` (flat indices into each input's own grid), the

@@ -38,7 +38,13 @@ class PairScorer(nn.Module):
     def forward(self, candidates: Tensor, nodes: Tensor, pairs: Tensor,
                 pair_job: Tensor) -> Tensor:
         """(B, C, d), (B, N, d), (B, J, N, pair_dim), (B, C) -> scores (B, C, N)."""
-        inner = self.query(candidates) @ self.key(nodes).transpose(1, 2) * self.scale
+        return self.scores(candidates, self.key(nodes), pairs, pair_job)
+
+    def scores(self, candidates: Tensor, keys: Tensor, pairs: Tensor,
+               pair_job: Tensor) -> Tensor:
+        """`forward` with the nodes' keys `self.key(nodes)` (B, N, r) given: they depend on
+        each node alone, so the network may remember them between decisions."""
+        inner = self.query(candidates) @ keys.transpose(1, 2) * self.scale
         distance = job_distance_scores(pairs, pair_job, self.pair(candidates))
         scores: Tensor = inner + distance + self.bias(candidates)
         return scores
@@ -48,6 +54,8 @@ def job_distance_scores(pairs: Tensor, pair_job: Tensor, weights: Tensor) -> Ten
     """(B, J, N, P) job features, (B, C) job rows, (B, C, P) weights -> (B, C, N) scores
     <pairs[b, pair_job[b, c], n], weights[b, c]>."""
     batch, jobs, nodes, width = pairs.shape
+    if jobs == 1:  # every candidate of one job (common): the same product, without the blocks
+        return weights @ pairs.squeeze(1).transpose(1, 2)
     # Each candidate's weights go in its job's block of a (J x P)-long column, zeros elsewhere:
     # the other jobs' features then add exact zeros to its score.
     own = pair_job.unsqueeze(1) == torch.arange(jobs, device=pair_job.device)[None, :, None]

@@ -56,10 +56,15 @@ def observe(view: ClusterView, candidates: Sequence[PodRef],
 
 def _pairs(view: ClusterView, context: EncodeContext,
            jobs: dict[str, JobNow]) -> npt.NDArray[np.float32]:
-    """(jobs, nodes, PAIR.dim): one-hot distance levels to the nearest and farthest host."""
-    out = np.zeros((len(jobs), len(view.nodes), PAIR.dim), dtype=np.float32)
-    for row, job in enumerate(jobs.values()):
-        out[row] = context.job_pairs(view, job)
+    """(jobs, nodes, PAIR.dim): one-hot distance levels to the nearest and farthest host
+    (read-only: with one job, the context's own rows)."""
+    rows = [context.job_pairs(view, job) for job in jobs.values()]
+    if len(rows) == 1:
+        return rows[0][None]
+    if not rows:
+        return np.zeros((0, len(view.nodes), PAIR.dim), dtype=np.float32)
+    out = np.stack(rows)
+    out.flags.writeable = False
     return out
 
 

@@ -27,6 +27,7 @@ class GpuLayout:
     largest_complex: Floats  # (nodes,) GPUs on the node's largest root complex
     split: Ints  # indices of the nodes whose GPUs sit on more than one complex
     complex_of: tuple[tuple[int, ...], ...]  # for each split node: root complex of each GPU
+    split_position: Ints  # (nodes,) each node's position in `split`, -1 when not split
 
     @classmethod
     def of(cls, specs: Sequence[NodeSpec]) -> GpuLayout:
@@ -36,16 +37,24 @@ class GpuLayout:
         split = [index for index, spec in enumerate(specs) if len(spec.root_complexes) > 1]
         complexes = tuple(tuple(gpu.root_complex for gpu in specs[index].gpus)
                           for index in split)
-        return cls(total, largest, np.array(split, dtype=np.int64), complexes)
+        position = np.full(len(specs), -1, dtype=np.int64)
+        position[split] = np.arange(len(split))
+        return cls(total, largest, np.array(split, dtype=np.int64), complexes, position)
 
-    def free_on_best_complex(self, free: Floats, states: Sequence[NodeState]) -> Floats:
-        """(nodes,) the most free GPUs on one root complex, given each node's free GPU count."""
-        best = np.minimum(free, self.largest_complex)  # exact unless some GPUs of a split node
-        free_split = free[self.split]                 # are bound and some are not
-        partial = np.flatnonzero((free_split > 0) & (free_split < self.total[self.split]))
-        for position in partial.tolist():
-            index = int(self.split[position])
-            best[index] = _best_complex(states[index].free_gpus, self.complex_of[position])
+    def free_on_best_complex(self, free: Floats, states: Sequence[NodeState],
+                             rows: Ints | None = None) -> Floats:
+        """(nodes,) the most free GPUs on one root complex, given each node's free GPU count;
+        with `rows`, `free` and the result are of those nodes only, in that order."""
+        largest, total, position = ((self.largest_complex, self.total, self.split_position)
+                                    if rows is None else (self.largest_complex[rows],
+                                                          self.total[rows],
+                                                          self.split_position[rows]))
+        best = np.minimum(free, largest)  # exact unless some GPUs of a split node are bound
+        split = np.flatnonzero(position >= 0)  # and some are not
+        partial = split[(free[split] > 0) & (free[split] < total[split])]
+        for row in partial.tolist():
+            node = row if rows is None else int(rows[row])
+            best[row] = _best_complex(states[node].free_gpus, self.complex_of[position[row]])
         return best
 
 

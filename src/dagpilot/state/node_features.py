@@ -53,12 +53,6 @@ class _NodeInputs:
     signals: sig.SignalArrays
     fixed: FixedColumns
 
-    def of_nodes(self, rows: Ints) -> _NodeInputs:
-        return _NodeInputs(self.allocatable[rows], self.free[rows], self.best_complex[rows],
-                           self.await_level[rows], self.runs[rows], self.ready[rows],
-                           self.nominal_await_ms[rows], self.signals.of_nodes(rows),
-                           FixedColumns(self.fixed.names, self.fixed.array[rows]))
-
 
 def node_features(view: ClusterView, statics: NodeStatics, signals: sig.SignalArrays,
                   streaks: AwaitStreaks, calibration: Calibration, *,
@@ -67,17 +61,9 @@ def node_features(view: ClusterView, statics: NodeStatics, signals: sig.SignalAr
 
     With `rows`, only those nodes' rows, in that order (`NodeFeatureMemory`): every figure of
     a row is computed from that node alone, by the same element-wise operations, so a row is
-    the same whichever other rows are asked for. The streaks count every node's samples
-    either way."""
-    allocatable, allocated = view.resource_arrays()
-    free = allocatable - allocated
-    level = bands.await_level(signals.column(sig.AWAIT_MS), statics.nominal_await_ms)
-    runs = streaks.observe(signals.column(sig.SAMPLED_S), level >= bands.CONGESTED_LEVEL)
-    every = _NodeInputs(allocatable, free,
-                        statics.gpus.free_on_best_complex(free[:, GPUS], view.nodes), level,
-                        runs, view.ready_mask(), statics.nominal_await_ms, signals,
-                        statics.fixed)
-    nodes = every if rows is None else every.of_nodes(rows)
+    the same whichever other rows are asked for. The streaks then count those nodes' samples
+    only: the caller vouches that no other node has a new sample."""
+    nodes = _inputs(view, statics, signals, streaks, rows)
     free, allocatable = nodes.free, nodes.allocatable
     columns: dict[str, npt.ArrayLike] = {
         "cpu_free_cores": free[:, CPU],
@@ -92,6 +78,22 @@ def node_features(view: ClusterView, statics: NodeStatics, signals: sig.SignalAr
         **freshness(view.now_s, nodes.signals.column(sig.SAMPLED_S), calibration),
     }
     return NODE.stack(columns, len(nodes.ready), nodes.fixed)
+
+
+def _inputs(view: ClusterView, statics: NodeStatics, signals: sig.SignalArrays,
+            streaks: AwaitStreaks, rows: Ints | None) -> _NodeInputs:
+    """The inputs of every node, or of the nodes at `rows` (nothing computed for others)."""
+    allocatable, allocated = view.resource_arrays()
+    ready, nominal, fixed = view.ready_mask(), statics.nominal_await_ms, statics.fixed
+    if rows is not None:
+        allocatable, allocated, ready, nominal = (allocatable[rows], allocated[rows],
+                                                  ready[rows], nominal[rows])
+        signals, fixed = signals.of_nodes(rows), FixedColumns(fixed.names, fixed.array[rows])
+    free = allocatable - allocated
+    level = bands.await_level(signals.column(sig.AWAIT_MS), nominal)
+    runs = streaks.observe(signals.column(sig.SAMPLED_S), level >= bands.CONGESTED_LEVEL, rows)
+    best = statics.gpus.free_on_best_complex(free[:, GPUS], view.nodes, rows)
+    return _NodeInputs(allocatable, free, best, level, runs, ready, nominal, signals, fixed)
 
 
 def _usage(signals: sig.SignalArrays, allocatable: Floats) -> dict[str, npt.ArrayLike]:

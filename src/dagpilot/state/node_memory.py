@@ -6,9 +6,10 @@ and the ones with new signals (a scrape, a placement since it: their signal row 
 Every other figure of a node's row depends on that node alone, except its signals' age, which
 moves with the clock for every node. So a decision recomputes the changed rows
 (`node_features(rows=...)`, the same element-wise operations as a full pass) and the age
-columns, and copies the rest. Anything it cannot vouch for (another view or cluster, a view
-without a change log, a token the log no longer holds, other allocatable resources) gets a
-full pass. The arrays it hands out are never written afterwards.
+columns, and copies the rest (after a scrape most rows change: a full pass then). Anything it
+cannot vouch for (another view or cluster, a view without a change log, a token the log no
+longer holds, other allocatable resources) gets a full pass. The arrays it hands out are never
+written afterwards.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from dagpilot.state.streaks import AwaitStreaks
 F32 = npt.NDArray[np.float32]
 Ints = npt.NDArray[np.int64]
 
+FULL_PASS_SHARE = 0.5  # changed rows beyond this share of the nodes: a full pass
 _AGE_COLUMNS = tuple(NODE.index(name) for name in ("signal_age_intervals", "signals_stale"))
 
 
@@ -93,4 +95,6 @@ class NodeFeatureMemory:
         before = self._signals.columns
         if signals.columns is not before:  # the same array: no node has new signals
             changed |= (signals.columns != before).any(axis=0)
-        return np.flatnonzero(changed)
+        rows = np.flatnonzero(changed)
+        # Most rows (a scrape): one full pass costs less than picking them all out.
+        return None if len(rows) > FULL_PASS_SHARE * len(changed) else rows

@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from dagpilot.core.errors import DagpilotError
 from dagpilot.state.observation import Observation
-from dagpilot.state.schema import FEATURE_SCHEMA_VERSION, GROUPS, FeatureGroup
+from dagpilot.state.schema import FEATURE_SCHEMA_VERSION, GROUPS, NODE, FeatureGroup
 
 Floats = npt.NDArray[np.float64]
 CLIP_STD = 5.0
@@ -98,24 +98,28 @@ class Normaliser:
     def apply(self, group: FeatureGroup, values: npt.ArrayLike) -> npt.NDArray[np.float32]:
         """Normalised values of one group (any leading shape, features last)."""
         stats = self.stats[group.name]
-        if stats.count == 0:
-            return np.array(values, dtype=np.float32)
-        x = np.asarray(values, dtype=np.float64)
-        std = np.where(stats.std > MIN_STD, stats.std, 1.0)
-        # (x - mean) / std clipped, then the passthrough columns put back: computed in place,
-        # the per-decision (nodes, NODE.dim) arrays make temporaries cost.
-        z = np.subtract(x, stats.mean)
-        np.divide(z, std, out=z)
+        out = np.array(values, dtype=np.float32)  # the flags and one-hot slots as they are
+        scaled = group.scaled
+        if stats.count == 0 or not len(scaled):  # nothing to scale (PAIR: flags only)
+            return out
+        # (x - mean) / std clipped, in float64, over the scaled columns only (under half of a
+        # node row: the per-decision (nodes, NODE.dim) array makes every pass cost).
+        z = np.subtract(np.asarray(values)[..., scaled], stats.mean[scaled], dtype=np.float64)
+        np.divide(z, np.where(stats.std > MIN_STD, stats.std, 1.0)[scaled], out=z)
         np.clip(z, -CLIP_STD, CLIP_STD, out=z)
-        np.copyto(z, x, where=np.broadcast_to(group.passthrough, z.shape))
-        return z.astype(np.float32)
+        out[..., scaled] = z
+        return out
 
-    def normalise(self, observation: Observation) -> Observation:
+    def normalise(self, observation: Observation, *,
+                  nodes: npt.NDArray[np.float32] | None = None) -> Observation:
+        """The observation normalised; `nodes`: its node features normalised already (by
+        `NormalisedNodes`, which keeps the rows that did not change)."""
         if observation.normalised:
             return observation
         arrays = observation.arrays()
         return observation.with_arrays(
-            {group.name: self.apply(group, arrays[group.name]) for group in GROUPS}, True)
+            {group.name: nodes if group is NODE and nodes is not None
+             else self.apply(group, arrays[group.name]) for group in GROUPS}, True)
 
     def to_json(self) -> str:
         groups = {group.name: {"features": list(group.names),

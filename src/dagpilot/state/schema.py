@@ -78,6 +78,13 @@ class FeatureGroup:
         mask.flags.writeable = False
         return mask
 
+    @cached_property
+    def scaled(self) -> npt.NDArray[np.intp]:
+        """The positions of the features the normaliser scales (every one not passed through)."""
+        positions = np.flatnonzero(~self.passthrough)
+        positions.flags.writeable = False
+        return positions
+
     def index(self, name: str) -> int:
         return self._positions[name]
 

@@ -29,8 +29,12 @@ class AwaitStreaks:
         self._last_sampled_s: Floats = np.empty(0)
         self._streak: Ints = np.empty(0, dtype=np.int64)
 
-    def observe(self, sampled_s: Floats, congested: Bools) -> Ints:
-        """Count the nodes' new samples; returns every node's streak (a copy)."""
+    def observe(self, sampled_s: Floats, congested: Bools, rows: Ints | None = None) -> Ints:
+        """Count the nodes' new samples; returns every node's streak (a copy). With `rows`,
+        the arrays hold those nodes only, in that order, and so does the result: for a
+        caller that knows no other node has a new sample (after a call with every node)."""
+        if rows is not None:
+            return self._observe_rows(sampled_s, congested, rows)
         if self._streak.shape != sampled_s.shape:  # first call, or another cluster
             self._last_sampled_s = np.full(sampled_s.shape, np.nan)
             self._streak = np.zeros(sampled_s.shape, dtype=np.int64)
@@ -41,3 +45,15 @@ class AwaitStreaks:
         self._streak = np.where(fresh, np.where(congested, grown, 0), self._streak)
         self._last_sampled_s = sampled_s.copy()
         return self._streak.copy()
+
+    def _observe_rows(self, sampled_s: Floats, congested: Bools, rows: Ints) -> Ints:
+        if not len(self._streak):
+            raise ValueError("count every node's samples once before counting some rows")
+        last, streak = self._last_sampled_s[rows], self._streak[rows]
+        fresh = sampled_s != last
+        base = np.where(sampled_s < last, 0, streak)
+        grown = np.minimum(base + 1, MAX_STREAK)
+        streak = np.where(fresh, np.where(congested, grown, 0), streak)
+        self._streak[rows] = streak  # own arrays: only copies were handed out
+        self._last_sampled_s[rows] = sampled_s
+        return streak
