@@ -43,12 +43,7 @@ class LowerBound:
 
 def gpu_work_s(job: Job) -> float:
     """GPU-seconds of work over every instance of every task."""
-    total = 0.0
-    for task in job.tasks:
-        runtimes = sum(task.instance_runtimes_s) if task.instance_runtimes_s else (
-            task.runtime_s * task.instances)
-        total += runtimes * task.requests.gpus
-    return total
+    return sum(task.total_runtime_s * task.requests.gpus for task in job.tasks)
 
 
 def spread_s(work_core_s: float, work_gpu_s: float, capacity: Capacity) -> float:

@@ -49,9 +49,7 @@ class OfferedLoad:
 
 def held_s(task: Task, startup_s: float) -> float:
     """Seconds the task's pods hold their requests: every instance's runtime and start-up."""
-    runtimes = sum(task.instance_runtimes_s) if task.instance_runtimes_s else (
-        task.runtime_s * task.instances)
-    return runtimes + task.instances * startup_s
+    return task.total_runtime_s + task.instances * startup_s
 
 
 def offered_load(jobs: Sequence[Job], cluster: Cluster, startup_s: float = 0.0) -> OfferedLoad:

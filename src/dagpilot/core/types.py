@@ -170,11 +170,16 @@ class Task:
         return max(self.instance_runtimes_s, default=self.runtime_s)
 
     @property
+    def total_runtime_s(self) -> float:
+        """The runtimes of all instances added up (each instance's own when recorded)."""
+        if self.instance_runtimes_s:
+            return sum(self.instance_runtimes_s)
+        return self.runtime_s * self.instances
+
+    @property
     def work_core_s(self) -> float:
         """Core-seconds of work over all instances."""
-        per_instance = sum(self.instance_runtimes_s) if self.instance_runtimes_s else (
-            self.runtime_s * self.instances)
-        return per_instance * self.requests.cpu
+        return self.total_runtime_s * self.requests.cpu
 
 
 @dataclass(frozen=True)
