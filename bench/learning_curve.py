@@ -21,14 +21,16 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from matplotlib.figure import Figure
 
+from dagpilot.agent import agent_from_files
 from dagpilot.bench.offered_load import cpu_equivalent_cores
 from dagpilot.clusters import load_cluster
 from dagpilot.core.config import LoaderSettings, SimSettings
-from dagpilot.policy import PolicyConfig, PolicyNet
+from dagpilot.core.types import Cluster
+from dagpilot.policy import PolicyNet
 from dagpilot.state import Normaliser
 from dagpilot.train.config import DEFAULT_TEACHERS
+from dagpilot.train.curve import draw_ratio_curve
 from dagpilot.train.evaluation import Evaluator
 from dagpilot.train.scenarios import EpisodeTask
 from dagpilot.workloads import load
@@ -39,8 +41,9 @@ POOL = "builtin:mix:60"
 HEURISTICS = (*DEFAULT_TEACHERS, "load-aware", "random")
 
 
-def episodes(seeds: int, horizon_s: float, startup_s: float) -> tuple[list[EpisodeTask], str]:
-    cluster = load_cluster("builtin:default")
+def episodes(cluster: Cluster, seeds: int, horizon_s: float,
+             startup_s: float) -> list[EpisodeTask]:
+    """One Poisson arrival sequence of the training pool per seed (its own random stream)."""
     pool = load(POOL, LoaderSettings(seed=1))
     cores = cpu_equivalent_cores(pool, cluster, startup_s)
     tasks = []
@@ -48,14 +51,16 @@ def episodes(seeds: int, horizon_s: float, startup_s: float) -> tuple[list[Episo
         jobs = assign_arrivals(pool, ArrivalSpec("poisson", 0.8), cores,
                                np.random.default_rng((seed, 77)), horizon_s)
         tasks.append(EpisodeTask(seed, 0, tuple(jobs), seed, seed))
-    return tasks, "builtin:default"
+    return tasks
 
 
 def checkpoint(folder: Path) -> tuple[PolicyNet, Normaliser]:
-    config = json.loads((folder / "config.json").read_text())
-    state = torch.load(folder / "weights.pt", weights_only=True)
-    model = PolicyNet.from_state(PolicyConfig.from_dict(config["policy"]), state)
-    return model, Normaliser.from_json((folder / "normaliser.json").read_text())
+    """A checkpoint folder's network and normaliser, built as the registry's loader builds
+    them (checkpoints are not in a registry, so there are no checksums to check)."""
+    agent = agent_from_files(torch.load(folder / "weights.pt", weights_only=True),
+                             json.loads((folder / "normaliser.json").read_text()),
+                             json.loads((folder / "config.json").read_text()))
+    return agent.model, agent.normaliser
 
 
 def hours_at(metrics: Path) -> dict[int, float]:
@@ -73,8 +78,9 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     sim = SimSettings()
-    tasks, cluster_spec = episodes(args.seeds, args.horizon_h * 3600, sim.startup_median_s)
-    evaluator = Evaluator(tasks, HEURISTICS, load_cluster(cluster_spec), sim)
+    cluster = load_cluster("builtin:default")
+    tasks = episodes(cluster, args.seeds, args.horizon_h * 3600, sim.startup_median_s)
+    evaluator = Evaluator(tasks, HEURISTICS, cluster, sim)
     hours = hours_at(args.run / "metrics.csv")
     points: list[dict[str, float]] = []
     for folder in sorted((args.run / "checkpoints").iterdir()):
@@ -88,19 +94,9 @@ def main() -> None:
     (OUT / "learning_curve.json").write_text(json.dumps(
         {"best_heuristic": evaluator.best, "heuristic_jct_s": heuristics, "points": points},
         indent=2) + "\n")
-    figure = Figure(figsize=(7, 4))
-    axes = figure.add_subplot()
-    axes.plot([p["hours"] for p in points], [p["ratio"] for p in points], marker="o",
-              label="dagpilot checkpoints (greedy)")
-    axes.axhline(1.0, color="grey", linestyle="--", label=f"best heuristic ({evaluator.best})")
-    axes.set_xlabel("hours of training")
-    axes.set_ylabel("average JCT / best heuristic's")
-    axes.set_title(f"Loaded episodes: load 0.8, {args.horizon_h:g} h of arrivals, "
-                   f"{args.seeds} seeds")
-    axes.grid(alpha=0.3)
-    axes.legend()
-    figure.tight_layout()
-    figure.savefig(OUT / "learning_curve.png", dpi=100)
+    draw_ratio_curve([p["hours"] for p in points], [p["ratio"] for p in points],
+                     evaluator.best, f"Loaded episodes: load 0.8, {args.horizon_h:g} h of "
+                     f"arrivals, {args.seeds} seeds", OUT / "learning_curve.png")
     print(json.dumps(heuristics), evaluator.best)
 
 

@@ -8,6 +8,7 @@ policy's average JCT over the best heuristic's on the fixed evaluation episodes
 from __future__ import annotations
 
 import csv
+from collections.abc import Sequence
 from pathlib import Path
 
 from matplotlib.figure import Figure  # a bare Figure draws to files without any GUI backend
@@ -32,13 +33,20 @@ def plot_learning_curve(metrics: Path, out: Path) -> Path | None:
     hours, ratios, best = eval_points(metrics)
     if not hours:
         return None
+    return draw_ratio_curve(hours, ratios, best,
+                            "Learning curve on the fixed evaluation episodes", out)
+
+
+def draw_ratio_curve(hours: Sequence[float], ratios: Sequence[float], best: str, title: str,
+                     out: Path) -> Path:
+    """The policy's JCT ratio to the best heuristic against hours of training, as a PNG."""
     figure = Figure(figsize=(7, 4))
     axes = figure.add_subplot()
     axes.plot(hours, ratios, marker="o", label="dagpilot (greedy)")
     axes.axhline(1.0, color="grey", linestyle="--", label=f"best heuristic ({best})")
     axes.set_xlabel("hours of training")
     axes.set_ylabel("average JCT / best heuristic's")
-    axes.set_title("Learning curve on the fixed evaluation episodes")
+    axes.set_title(title)
     axes.grid(alpha=0.3)
     axes.legend()
     figure.tight_layout()
