@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dagpilot.core.status import Code
-from dagpilot.core.types import Resources, Taint, Toleration
+from dagpilot.core.types import Resources, Taint, Task, Toleration
 from dagpilot.decide.feasibility import Feasibility, LiveMask
 from dagpilot.decide.filters import filters
 from dagpilot.decide.node_arrays import NodeArrays
@@ -62,16 +62,24 @@ def test_statuses_and_rejections_give_every_reason() -> None:
 amounts = st.tuples(st.floats(0, 8, allow_nan=False), st.integers(0, 16), st.integers(0, 2))
 
 
+def drawn(request: tuple[float, int, int], bound: list[tuple[float, int, int]],
+          ready: list[bool]) -> tuple[list[FakeNode], Task]:
+    """Nodes of 8 cores and 16 GiB with the drawn allocations and readiness, and a task with
+    the drawn request (cores, GiB, GPUs)."""
+    nodes = [FakeNode(node(f"n{i}", 8, 16), allocated=Resources(b[0], b[1] * GIB, 0),
+                      ready=ready[i]) for i, b in enumerate(bound)]
+    one_task = dataclasses.replace(task("p", 0, 1), requests=Resources(
+        request[0], request[1] * GIB, request[2]))
+    return nodes, one_task
+
+
 @settings(max_examples=60, deadline=None)
 @given(request=amounts, bound=st.lists(amounts, min_size=1, max_size=5),
        ready=st.lists(st.booleans(), min_size=5, max_size=5))
 def test_mask_agrees_with_the_per_node_checks(request: tuple[float, int, int],
                                               bound: list[tuple[float, int, int]],
                                               ready: list[bool]) -> None:
-    nodes = [FakeNode(node(f"n{i}", 8, 16), allocated=Resources(b[0], b[1] * GIB, 0),
-                      ready=ready[i]) for i, b in enumerate(bound)]
-    one_task = dataclasses.replace(task("p", 0, 1), requests=Resources(
-        request[0], request[1] * GIB, request[2]))
+    nodes, one_task = drawn(request, bound, ready)
     feasibility = Feasibility(filters())
     mask = feasibility.mask(one_task, NodeArrays.from_states(nodes))
     expected = [not feasibility.statuses(one_task, n) for n in nodes]
@@ -86,10 +94,7 @@ def test_mask_agrees_with_the_per_node_checks(request: tuple[float, int, int],
 def test_row_tests_agree_with_the_mask(request: tuple[float, int, int],
                                        bound: list[tuple[float, int, int]],
                                        ready: list[bool]) -> None:
-    nodes = [FakeNode(node(f"n{i}", 8, 16), allocated=Resources(b[0], b[1] * GIB, 0),
-                      ready=ready[i]) for i, b in enumerate(bound)]
-    one_task = dataclasses.replace(task("p", 0, 1), requests=Resources(
-        request[0], request[1] * GIB, request[2]))
+    nodes, one_task = drawn(request, bound, ready)
     arrays = NodeArrays.from_states(nodes)
     for one in filters():
         test = one.row_test(one_task)
