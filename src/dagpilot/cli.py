@@ -486,7 +486,7 @@ def train_command(
     bc_iterations: Annotated[int, typer.Option(
         min=0, help="Behaviour-cloning rounds before PPO.")] = 2,
     teacher: Annotated[str, typer.Option(
-        help="Scheduler to imitate, or auto (the best baseline on a trial episode).")] = "auto",
+        help="Scheduler to imitate, or auto (the best baseline on 3 trial episodes).")] = "auto",
     min_jobs: Annotated[int, typer.Option(min=1, help="Jobs per episode, first stage.")] = 2,
     max_jobs: Annotated[int, typer.Option(min=1, help="Jobs per episode, last stage.")] = 8,
     load_factor: Annotated[float, typer.Option(

@@ -1,10 +1,10 @@
 """`dagpilot run`, the main job: the built-in workload on the built-in cluster, every baseline
 and the shipped DRL model (`dagpilot`, the current version of the registry in ./models).
 
-The archetype mix arrives as a Poisson process at 0.8 of the cluster's cores, with a 17x burst
-in the middle of the arrival horizon. The sizes are chosen so that the whole job (every
-baseline, every seed) finishes in under 2 minutes on 2 cores (docs/BENCHMARKS.md has the
-figures); it needs nothing but the repository.
+The archetype mix arrives as a Poisson process at 0.8 of the cluster's busiest resource (the
+GPUs), with a 17x burst in the middle of the arrival horizon. The sizes are chosen so that the
+whole job (every baseline and the shipped model, every seed) finishes in under 2 minutes on 2
+cores (docs/BENCHMARKS.md has the figures); it needs nothing but the repository.
 """
 
 from __future__ import annotations
