@@ -18,7 +18,7 @@ import numpy as np
 from dagpilot.core.job_draft import JobDraft, build
 from dagpilot.core.scheduler import Placement, Scheduler
 from dagpilot.core.types import Cluster, Job, NodeSpec, Resources, Task
-from dagpilot.core.view import NodeSignals, PodRef
+from dagpilot.core.view import NodeSignals, PodRef, signal_columns
 
 GIB = 2**30
 
@@ -77,6 +77,11 @@ class FakeView:
 
     def ready_mask(self) -> np.ndarray:
         return np.array([n.ready for n in self.nodes], dtype=np.bool_)
+
+    def signal_arrays(self) -> np.ndarray:
+        columns = signal_columns([n.signals for n in self.nodes])
+        columns.flags.writeable = False
+        return columns
 
     def changed_nodes(self, since: int) -> tuple[int, Sequence[int] | None]:
         del since

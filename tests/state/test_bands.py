@@ -146,14 +146,14 @@ def test_page_cache_rule_is_the_simulators_most_cache_a_task_can_carry() -> None
     assert math.isclose(bands.PAGE_CACHE_POLLUTION_RATIO, 1.0 + PARAMS.page_cache_ratio)
 
 
-@pytest.mark.parametrize(("now_s", "sampled_s", "age", "is_stale"), [
-    (0.0, 0.0, 0.0, False), (7.5, 0.0, 0.5, False), (30.0, 0.0, 2.0, False),
-    (31.0, 0.0, 31 / 15, True), (5.0, 10.0, 0.0, False),
+@pytest.mark.parametrize(("now_s", "sampled_s", "missed", "is_stale"), [
+    (0.0, 0.0, 0, False), (14.9, 0.0, 0, False), (15.0, 0.0, 1, False), (29.9, 0.0, 1, False),
+    (30.0, 0.0, 2, True), (61.0, 1.0, 4, True), (5.0, 10.0, 0, False),
 ])
-def test_signal_age_in_scrape_intervals(now_s: float, sampled_s: float, age: float,
-                                        is_stale: bool) -> None:
-    value = bands.age_intervals(now_s, sampled_s, 15.0)
-    assert float(value) == pytest.approx(age)
+def test_signal_age_in_whole_scrapes_missed(now_s: float, sampled_s: float, missed: int,
+                                            is_stale: bool) -> None:
+    value = bands.scrapes_missed(now_s, sampled_s, 15.0)
+    assert float(value) == missed
     assert bool(bands.stale(value)) is is_stale
 
 

@@ -46,7 +46,7 @@ def test_features_of_the_small_builtin_cluster() -> None:
     assert f["await_log2_ratio"].tolist() == [0.0] * 6
     assert f["mbpi_band_none"].tolist() == [1.0] * 6
     assert f["not_ready"].tolist() == [0.0] * 6
-    assert f["signal_age_intervals"] == pytest.approx(view.now_s / 15.0)
+    assert f["signal_scrapes_missed"].tolist() == [view.now_s // 15.0] * 6
     one_hots = [name for name in NODE.names if name.startswith(("await_level_", "mbpi_band_"))]
     assert sum(f[name] for name in one_hots).tolist() == [2.0] * 6
 
@@ -78,7 +78,7 @@ def test_a_placement_counts_as_load_until_the_next_sample() -> None:
     assert sampled["placed_since_sample_cpu_share"][1] == 0.0
     assert sampled["cpu_used_effective_share"][1] == pytest.approx(
         view.nodes[1].signals.cpu_used / 32)
-    assert sampled["signal_age_intervals"][1] == pytest.approx((view.now_s - 15.0) / 15.0)
+    assert sampled["signal_scrapes_missed"][1] == (view.now_s - 15.0) // 15.0
 
 
 def test_binding_gpus_on_both_complexes_shrinks_the_best_complex() -> None:
@@ -116,7 +116,7 @@ def test_bands_end_to_end_on_hand_made_signals() -> None:
     assert f["page_cache_ratio"] == pytest.approx([1.9, 1.8, 1.0])
     assert f["page_cache_polluted"].tolist() == [1, 0, 0]
     assert f["not_ready"].tolist() == [0, 0, 1]
-    assert f["signal_age_intervals"] == pytest.approx([10 / 15, 40 / 15, 40 / 15])
+    assert f["signal_scrapes_missed"].tolist() == [0, 2, 2]  # 10 s and 40 s old
     assert f["signals_stale"].tolist() == [0, 1, 1]
 
 

@@ -10,13 +10,13 @@ import numpy as np
 from dagpilot.clusters import load_cluster
 from dagpilot.core.config import FaultSettings, SimSettings
 from dagpilot.core.types import NodeSpec, Resources
-from dagpilot.core.view import NodeSignals
+from dagpilot.core.view import ClusterView, NodeSignals, signal_columns
 from dagpilot.schedulers import SCHEDULERS
+from dagpilot.state import signals as sig
 from dagpilot.state.calibration import Calibration
 from dagpilot.state.node_features import node_features
 from dagpilot.state.node_memory import NodeFeatureMemory
 from dagpilot.state.node_statics import NodeStatics
-from dagpilot.state.signals import SignalTable
 from dagpilot.state.streaks import AwaitStreaks
 from dagpilot.workloads import load
 from dagpilot.workloads.arrivals import ArrivalSpec, assign_arrivals
@@ -29,6 +29,11 @@ FAULTY = dataclasses.replace(SimSettings(), horizon_s=1800.0,
                              faults=FaultSettings(rate_per_node_hour=2.0, mean_duration_s=60.0))
 
 
+def signals_read_one_by_one(view: ClusterView) -> sig.SignalArrays:
+    """The signals from each node's `signals`, not the view's kept arrays."""
+    return sig.SignalArrays(signal_columns([node.signals for node in view.nodes]))
+
+
 def test_updated_rows_equal_a_full_pass_at_every_decision() -> None:
     cluster = load_cluster("builtin:default")
     jobs = assign_arrivals(load("builtin:mix:60"), ArrivalSpec("poisson", 0.9),
@@ -38,13 +43,13 @@ def test_updated_rows_equal_a_full_pass_at_every_decision() -> None:
     scheduler.reset(view.cluster, np.random.default_rng(0))
     calibration = Calibration()
     statics = NodeStatics.of(view, calibration)
-    memory, table = NodeFeatureMemory(), SignalTable()
+    memory = NodeFeatureMemory()
     kept, scratch = AwaitStreaks(), AwaitStreaks()  # one per path, fed the same samples
     scrapes, not_ready, gpus_bound, decisions = set(), 0, 0, 0
     while decisions < DECISIONS:
         decisions += 1
-        updated = memory.features(view, statics, table.read(view.nodes), kept, calibration)
-        full = node_features(view, statics, SignalTable().read(view.nodes), scratch,
+        updated = memory.features(view, statics, sig.read(view), kept, calibration)
+        full = node_features(view, statics, signals_read_one_by_one(view), scratch,
                              calibration)
         assert np.array_equal(updated, full)
         scrapes.add(view.nodes[0].signals.sampled_s)
@@ -67,10 +72,10 @@ def test_a_view_without_a_change_log_gets_full_passes() -> None:
     memory, kept, scratch = NodeFeatureMemory(), AwaitStreaks(), AwaitStreaks()
     for step in range(3):
         view = with_node(view, "b", signals=NodeSignals(15.0 * step, io_await_ms=40.0 * step))
-        updated = memory.features(view, statics, SignalTable().read(view.nodes), kept,
+        updated = memory.features(view, statics, sig.read(view), kept,
                                   calibration)
         assert np.array_equal(updated, node_features(
-            view, statics, SignalTable().read(view.nodes), scratch, calibration))
+            view, statics, signals_read_one_by_one(view), scratch, calibration))
     assert (memory.full_passes, memory.row_updates) == (3, 0)
 
 
@@ -78,8 +83,21 @@ def test_the_same_view_again_changes_nothing_but_hands_out_a_new_array() -> None
     _, view = sim_env("builtin:mix:4", "builtin:default")
     calibration = Calibration()
     statics = NodeStatics.of(view, calibration)
-    memory, table, streaks = NodeFeatureMemory(), SignalTable(), AwaitStreaks()
-    first = memory.features(view, statics, table.read(view.nodes), streaks, calibration)
-    again = memory.features(view, statics, table.read(view.nodes), streaks, calibration)
+    memory, streaks = NodeFeatureMemory(), AwaitStreaks()
+    first = memory.features(view, statics, sig.read(view), streaks, calibration)
+    again = memory.features(view, statics, sig.read(view), streaks, calibration)
     assert np.array_equal(first, again) and first is not again
+    assert memory.row_updates == 1
+
+
+def test_time_moving_on_between_scrapes_changes_no_row() -> None:
+    env, view = sim_env("builtin:mix:4", "builtin:default")
+    calibration = Calibration()
+    statics = NodeStatics.of(view, calibration)
+    memory, streaks = NodeFeatureMemory(), AwaitStreaks()
+    first = memory.features(view, statics, sig.read(view), streaks, calibration)
+    later, _, _, _ = env.step(None)  # no placement: the clock moves to the next event
+    assert 0 < later.now_s < calibration.scrape_interval_s
+    again = memory.features(later, statics, sig.read(later), streaks, calibration)
+    assert np.array_equal(first, again)  # schema 1's continuous age changed every row here
     assert memory.row_updates == 1

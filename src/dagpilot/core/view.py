@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Protocol
 
 import numpy as np
@@ -56,6 +57,28 @@ class NodeSignals:
     io_await_ms: float = 0.0  # storage await
     # Requests bound after the sample was taken: load the metrics cannot show yet.
     placed_since_sample: Resources = field(default_factory=Resources)
+
+
+SIGNAL_COLUMNS = ("sampled_s", "cpu_used", "memory_used", "memory_current",
+                  "membw_utilisation", "io_await_ms", "placed_cpu", "placed_memory",
+                  "placed_gpus")
+"""The rows of `ClusterView.signal_arrays`: NodeSignals' fields, placed_since_sample split."""
+
+
+def signal_row(signals: NodeSignals) -> tuple[float, ...]:
+    """One node's signals in the order of SIGNAL_COLUMNS."""
+    placed = signals.placed_since_sample
+    return (signals.sampled_s, signals.cpu_used, signals.memory_used, signals.memory_current,
+            signals.membw_utilisation, signals.io_await_ms, placed.cpu, placed.memory,
+            placed.gpus)
+
+
+def signal_columns(signals: Sequence[NodeSignals]) -> np.ndarray:
+    """(len(SIGNAL_COLUMNS), len(signals)) float64: the rows of `signal_row` as columns."""
+    # One flat pass of floats: numpy converts a list of row tuples several times slower.
+    flat = np.fromiter(chain.from_iterable(map(signal_row, signals)), dtype=np.float64,
+                       count=len(signals) * len(SIGNAL_COLUMNS))
+    return flat.reshape(-1, len(SIGNAL_COLUMNS)).T.copy()
 
 
 class NodeState(Protocol):
@@ -123,6 +146,14 @@ class ClusterView(Protocol):
         """Bool array of shape (nodes,): whether each node is Ready, in node order (what
         `nodes[i].ready` says, without a pass over the nodes). Read-only for the caller; valid
         until the next placement."""
+        ...
+
+    def signal_arrays(self) -> np.ndarray:
+        """(len(SIGNAL_COLUMNS), nodes) float64: what each node's `signals` says, one row per
+        signal, one column per node in node order (`signal_columns` of the nodes' signals), so
+        that feature encoders need no pass over the nodes. Read-only for the caller; valid
+        until the next placement or scrape. A view that can should hand out the same array
+        object while no node's signals changed: readers then skip comparing them."""
         ...
 
     def changed_nodes(self, since: int) -> tuple[int, Sequence[int] | None]:

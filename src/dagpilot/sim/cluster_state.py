@@ -22,6 +22,7 @@ from dagpilot.sim.kernel import Kernel
 from dagpilot.sim.nodes import ScrapeClock, SimNode, StoragePool, millicores
 from dagpilot.sim.pending import PendingPods
 from dagpilot.sim.pod import PodRun
+from dagpilot.sim.signal_columns import SignalColumns
 
 # What Kubernetes taints a NotReady node with; a pod tolerating it may still be bound there.
 NOT_READY_TAINT = Taint("node.kubernetes.io/not-ready", "", TaintEffect.NO_SCHEDULE)
@@ -53,6 +54,7 @@ class ClusterState:
         self._nodes = tuple(self._make_node(spec, index)
                             for index, spec in enumerate(cluster.nodes))
         self._by_name = {node.spec.name: node for node in self._nodes}
+        self._signals = SignalColumns(self._nodes)
         self._allocatable = np.array(
             [[n.allocatable.cpu, n.allocatable.memory, n.allocatable.gpus] for n in cluster.nodes],
             dtype=np.float64).reshape(len(cluster.nodes), 3)
@@ -141,6 +143,9 @@ class ClusterState:
 
     def ready_mask(self) -> np.ndarray:
         return self._ready_view
+
+    def signal_arrays(self) -> np.ndarray:
+        return self._signals.arrays()
 
     def changed_nodes(self, since: int) -> tuple[int, Sequence[int] | None]:
         changes, first = self._changes, self._changes_first
@@ -265,6 +270,7 @@ class ClusterState:
             self.gpus_allocated += len(gpus)
         node.pods += 1
         node.note_placed(ref.task.requests)
+        self._signals.placed(node.index)
         self._placed[node.index] = node
         node.allocation_changed()
         self._store_allocation(node)
@@ -333,6 +339,7 @@ class ClusterState:
         """A metrics scrape at `now_s`: `nodes` and `pools` are those whose load changed since
         the previous one (the others would give the same figures)."""
         self._clock.time_s = now_s
+        self._signals.scraped()
         for node in nodes:
             node.scrape()
         for pool in pools:

@@ -45,8 +45,9 @@ DISTANCE_RATIOS = (0.75, 2.0, 12.0)
 PAGE_CACHE_POLLUTION_RATIO = 1.8
 
 # --- staleness -------------------------------------------------------------------------------
-# Signals older than this many scrape intervals mean at least one scrape was missed.
-STALE_INTERVALS = 2.0
+# This many scrapes missed in a row: the node's exporter (or the path to it) is in trouble,
+# not just late.
+STALE_SCRAPES_MISSED = 2
 
 
 def _level(value: npt.ArrayLike, edges: tuple[float, ...]) -> Ints:
@@ -104,14 +105,19 @@ def page_cache_polluted(memory_current: npt.ArrayLike, memory_used: npt.ArrayLik
     return np.asarray(page_cache_ratio(memory_current, memory_used) > PAGE_CACHE_POLLUTION_RATIO)
 
 
-def age_intervals(now_s: float, sampled_s: npt.ArrayLike, interval_s: float) -> Floats:
-    """How many scrape intervals old the signals are (never negative)."""
-    return np.maximum(0.0, now_s - np.asarray(sampled_s, dtype=np.float64)) / interval_s
+def scrapes_missed(now_s: float, sampled_s: npt.ArrayLike, interval_s: float) -> Floats:
+    """Whole scrape intervals since the sample: the scrapes that were due and brought nothing.
+
+    Whole intervals, not the continuous age: within an interval the placements since the
+    sample already count as load (node features), and a figure that moved with the clock would
+    change every node's row at every decision."""
+    age = np.maximum(0.0, now_s - np.asarray(sampled_s, dtype=np.float64)) / interval_s
+    return np.floor(age)
 
 
-def stale(age: npt.ArrayLike) -> Bools:
-    """Older than STALE_INTERVALS scrape intervals: a scrape was missed."""
-    return np.asarray(age) > STALE_INTERVALS
+def stale(missed: npt.ArrayLike) -> Bools:
+    """STALE_SCRAPES_MISSED or more scrapes missed."""
+    return np.asarray(missed) >= STALE_SCRAPES_MISSED
 
 
 def one_hot(levels: npt.ArrayLike, slots: int) -> Floats:

@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from dagpilot.core.types import Job
 from dagpilot.core.view import ClusterView
+from dagpilot.state import signals as sig
 from dagpilot.state.calibration import Calibration
 from dagpilot.state.job_distance import distance_features
 from dagpilot.state.job_graph import DEFAULT_GRAPH_TASKS, JobGraph, job_graphs
@@ -28,7 +29,6 @@ from dagpilot.state.job_statics import JobProgress, JobStatics, progress
 from dagpilot.state.node_memory import NodeFeatureMemory
 from dagpilot.state.node_statics import NodeStatics
 from dagpilot.state.schema import FixedColumns
-from dagpilot.state.signals import SignalArrays, SignalTable
 from dagpilot.state.streaks import AwaitStreaks
 from dagpilot.state.task_features import JobNow, task_table
 from dagpilot.state.topology import NetworkTopology
@@ -40,7 +40,7 @@ RECENT_JOBS = 128  # jobs whose graphs and distance features are kept (recent ca
 class EncodeContext:
     """Caches and memory of one encoder; `graph_tasks` is K, the slots of each job graph."""
 
-    __slots__ = ("_jobs", "_node_memory", "_nodes", "_recent_jobs", "_signals", "calibration",
+    __slots__ = ("_jobs", "_node_memory", "_nodes", "_recent_jobs", "calibration",
                  "graph_tasks", "job_cache", "streaks")
 
     def __init__(self, calibration: Calibration | None = None,
@@ -53,7 +53,6 @@ class EncodeContext:
         self.job_cache = job_cache
         self.streaks = AwaitStreaks()
         self._nodes: NodeStatics | None = None
-        self._signals = SignalTable()
         self._node_memory = NodeFeatureMemory()
         self._jobs: OrderedDict[str, _JobMemory] = OrderedDict()
         self._recent_jobs: OrderedDict[str, _Recent] = OrderedDict()
@@ -62,13 +61,12 @@ class EncodeContext:
         """The statics of the view's cluster; a new cluster starts the node memory afresh."""
         if self._nodes is None or self._nodes.cluster is not view.cluster:
             self._nodes = NodeStatics.of(view, self.calibration)
-            self._signals = SignalTable()
             self._node_memory = NodeFeatureMemory()
             self.streaks = AwaitStreaks()
         return self._nodes
 
-    def signals(self, view: ClusterView) -> SignalArrays:
-        return self._signals.read(view.nodes)
+    def signals(self, view: ClusterView) -> sig.SignalArrays:
+        return sig.read(view)
 
     def node_features(self, view: ClusterView) -> npt.NDArray[np.float32]:
         """(nodes, NODE.dim) raw features of the view's nodes; counts new samples into the

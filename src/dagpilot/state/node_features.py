@@ -131,6 +131,14 @@ def _storage(nodes: _NodeInputs) -> dict[str, npt.ArrayLike]:
 
 def freshness(now_s: float, sampled_s: Floats,
               calibration: Calibration) -> dict[str, npt.ArrayLike]:
-    """The columns that move with the clock alone: how old each node's signals are."""
-    age = bands.age_intervals(now_s, sampled_s, calibration.scrape_interval_s)
-    return {"signal_age_intervals": age, "signals_stale": bands.stale(age)}
+    """The columns that move with the clock alone: the scrapes each node's signals missed."""
+    missed = bands.scrapes_missed(now_s, sampled_s, calibration.scrape_interval_s)
+    return {"signal_scrapes_missed": missed, "signals_stale": bands.stale(missed)}
+
+
+def freshness_columns(now_s: float, sampled_s: Floats,
+                      calibration: Calibration) -> npt.NDArray[np.float32]:
+    """(nodes, 2) float32: `freshness` as the node rows hold it (missed, stale)."""
+    columns = freshness(now_s, sampled_s, calibration)
+    return np.stack([np.asarray(columns["signal_scrapes_missed"], dtype=np.float32),
+                     np.asarray(columns["signals_stale"], dtype=np.float32)], axis=1)

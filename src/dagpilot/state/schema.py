@@ -15,7 +15,7 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
-FEATURE_SCHEMA_VERSION = 1
+FEATURE_SCHEMA_VERSION = 2  # 2: signal age in whole scrapes missed
 
 GPU_MODELS = ("A100", "H100", "V100", "V100M16", "V100M32", "P100", "T4", "A10", "G2", "G3")
 """GPU model vocabulary (built-in clusters, Alibaba GPU 2023); anything else is `other`."""
@@ -148,7 +148,7 @@ NODE = FeatureGroup("node", (
     Feature("await_log1p_ms", "log(1 + ms)"),
     Feature("await_congested_samples", "samples"),
     Feature("page_cache_ratio", "memory.current / usage"),
-    Feature("signal_age_intervals", "scrape intervals"),
+    Feature("signal_scrapes_missed", "scrapes"),
     Feature("cpu_speed", "x reference core"),
     *_flags("await_level", tuple(str(level) for level in range(AWAIT_LEVELS))),
     _flag("await_sustained"),
