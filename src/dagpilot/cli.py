@@ -496,16 +496,20 @@ def train_command(
         min=1, help="PPO iterations between checkpoints (each one evaluated).")] = 10,
     eval_episodes: Annotated[int, typer.Option(
         min=0, help="Fixed episodes of the learning curve's evaluation; 0: none.")] = 4,
+    eval_horizon_h: Annotated[float, typer.Option(
+        help="Hours of Poisson arrivals of the whole pool (at --load) in each evaluation "
+        "episode; 0: episodes of the curriculum's last stage (--max-jobs jobs).")] = 1.0,
     backend: Annotated[str, typer.Option(help="local, or ray (rollouts as Ray actors).")] = (
         "local"),
     workers: Annotated[int, typer.Option(min=1, help="Ray rollout actors.")] = 2,
     ray_address: Annotated[str | None, typer.Option(
         help="Ray cluster to join (auto, ray://HOST:10001); default: start Ray here.")] = None,
     out_dir: Annotated[Path, typer.Option(
-        "--out", help="Folder for metrics.csv, checkpoints/ and final/.")] = Path(
+        "--out", help="Folder for metrics.csv, checkpoints/, final/ and best/.")] = Path(
             "dagpilot-train"),
     publish_to: Annotated[Path | None, typer.Option(
-        "--publish-to", help="Registry to publish the final model into (e.g. models/).")] = None,
+        "--publish-to", help="Registry to publish the model into (e.g. models/): best/, the "
+        "best checkpoint by evaluation, or final/ without evaluation.")] = None,
     version: Annotated[str | None, typer.Option(
         "--version", help="Version name of the published model.")] = None,
     settings: SettingsOption = None,
@@ -530,6 +534,7 @@ def train_command(
         iterations=iterations, episodes_per_iteration=episodes_per_iteration, replays=replays,
         seed=seed, bc_iterations=bc_iterations, load=load_factor, physics=_on_off(physics),
         checkpoint_every=checkpoint_every, eval_episodes=eval_episodes,
+        eval_horizon_h=eval_horizon_h,
         bc=training.BCSettings(teacher=teacher),
         curriculum=training.CurriculumSettings(min_jobs=min(min_jobs, max_jobs),
                                                max_jobs=max_jobs))
@@ -548,11 +553,17 @@ def train_command(
     out.print(f"teacher: {escape(result.teacher)}; {result.env_steps} PPO environment steps, "
               f"{result.env_steps_per_s:.0f} steps/s with updates", soft_wrap=True)
     out.print(f"metrics: {escape(str(result.metrics))}")
-    out.print(f"model:   {escape(str(result.final))}")
+    out.print(f"model:   {escape(str(result.final))} (the last iteration)")
+    if result.best is not None and result.selected is not None:
+        out.print(f"best:    {escape(str(result.best))} (iteration {result.selected.iteration}, "
+                  f"evaluation ratio {result.selected.ratio:.3f})", soft_wrap=True)
     if publish_to is not None and version is not None:
-        info = training.publish_model(result.final, publish_to, version)
+        chosen, why = (result.best, "the lowest evaluation ratio") if result.best else (
+            result.final, "the last iteration: no evaluation, no best checkpoint")
+        info = training.publish_model(chosen, publish_to, version)
         out.print(f"published {escape(info.version)} (#{info.sequence}) in "
-                  f"{escape(str(publish_to))}, now current", soft_wrap=True)
+                  f"{escape(str(publish_to))}, now current: {escape(str(chosen))} ({why})",
+                  soft_wrap=True)
 
 
 def main() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,6 +74,9 @@ class TrainConfig:
     # fixed episodes the greedy policy is measured on against the heuristics after behaviour
     # cloning and at every checkpoint (the learning curve); 0 turns the evaluation off
     eval_episodes: int = 4
+    # hours of Poisson arrivals of the whole pool (cycled) at `load` in each evaluation episode,
+    # which loads the cluster as serving does; 0: episodes of the curriculum's full-size stage
+    eval_horizon_h: float = 1.0
     # torch's intra-op threads in the training process (a process-wide setting): one is the
     # fastest for this network's small matrices, and leaves the other cores to rollouts
     torch_threads: int = 1
@@ -98,6 +102,9 @@ class TrainConfig:
                             "the curriculum needs 1 <= min jobs <= max jobs")
         if self.eval_episodes < 0:
             raise SpecError(str(self.eval_episodes), "eval episodes cannot be negative")
+        if not (math.isfinite(self.eval_horizon_h) and self.eval_horizon_h >= 0):
+            raise SpecError(str(self.eval_horizon_h), "eval-horizon-h must be 0 (episodes of the "
+                            "full-size stage) or a finite number of hours above 0")
         if self.curriculum.stages < 1 or self.checkpoint_every < 1 or self.torch_threads < 1:
             raise SpecError(str(self.curriculum.stages),
                             "stages, checkpoint interval and threads must be at least 1")

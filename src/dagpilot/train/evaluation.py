@@ -1,10 +1,11 @@
 """The learning curve's measure: the greedy policy against the best heuristic on fixed episodes.
 
 Training episodes change from iteration to iteration (new arrival sequences, curriculum stages),
-so their JCTs do not show progress. `Evaluator` draws `episodes` arrival sequences once, at the
-full-size curriculum stage and from the training pool (phase "eval": never a training episode),
-runs every candidate heuristic on them once, and at each evaluation runs the current policy,
-greedy as in serving, on exactly the same sequences and simulator seeds. The figure of merit is
+so their JCTs do not show progress. `Evaluator` takes fixed episodes (the loop's: the whole
+training pool arriving at the training load for `eval_horizon_h` hours, or the curriculum's
+full-size stage; phase "eval", never a training episode), runs every candidate heuristic on them
+once, and at each evaluation runs the current policy, greedy as in serving, on exactly the same
+sequences and simulator seeds. The figure of merit is
 the mean over episodes of policy JCT / best heuristic's JCT, where the best heuristic is the one
 with the lowest mean JCT over these episodes. A job still unfinished at the end of an episode
 counts with its time so far (censored), a failed job with its rerun on top, so a policy that
@@ -27,6 +28,11 @@ from dagpilot.schedulers import build
 from dagpilot.sim import RunRecord, simulate
 from dagpilot.state import Normaliser
 from dagpilot.train.scenarios import EpisodeTask
+
+RIVALS = ("load-aware",)
+"""Measured against besides the candidate teachers: the best heuristic under load in the
+benchmark (docs/BENCHMARKS.md), though not a teacher (it places by usage the teacher's
+demonstrations cannot show at the time of the decision)."""
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,14 @@
 3. `iterations` times: rollouts with the current policy (local or Ray backend), GAE with the
    input-driven baseline, a PPO update, statistics merged into the normaliser, a CSV row, and
    every `checkpoint_every` iterations (and at the end) a model folder.
-4. After behaviour cloning and at every checkpoint, the greedy policy against the heuristics on
-   fixed evaluation episodes (train.evaluation): an "eval" row and `learning_curve.png`.
+4. After behaviour cloning (iteration 0, a checkpoint too) and at every checkpoint, the greedy
+   policy against the heuristics on fixed evaluation episodes (train.evaluation; loaded ones,
+   `eval_horizon_h` hours of arrivals of the whole pool): an "eval" row, `learning_curve.png`.
+5. At the end, `best/`: a copy of the checkpoint with the lowest evaluation ratio (train.best).
 
-`out_dir` receives `metrics.csv`, `learning_curve.png`, `checkpoints/iter-NNNN/` and `final/`,
-each model folder one the registry can publish (train.export).
+`out_dir` receives `metrics.csv`, `learning_curve.png`, `checkpoints/iter-NNNN/`, `final/` (the
+last iteration) and, when evaluating, `best/`, each model folder one the registry can publish
+(train.export).
 """
 
 from __future__ import annotations
@@ -37,15 +40,22 @@ from dagpilot.policy import PolicyInput, PolicyNet
 from dagpilot.schedulers import build
 from dagpilot.state import Normaliser
 from dagpilot.train.bc import BehaviourCloning, Demonstrations, choose_teacher, demonstrate
+from dagpilot.train.best import BestCheckpoint, Selection
 from dagpilot.train.config import TrainConfig
 from dagpilot.train.curriculum import Curriculum, Stage
 from dagpilot.train.curve import CURVE_FILE, plot_learning_curve
-from dagpilot.train.evaluation import EvaluationRow, Evaluator
+from dagpilot.train.evaluation import RIVALS, EvaluationRow, Evaluator
 from dagpilot.train.export import export_model, git_commit
 from dagpilot.train.metrics import MetricsLog
 from dagpilot.train.ppo import PPO, Steps
 from dagpilot.train.rollout import Episode, EpisodeSummary, LocalRollouts, RolloutBackend
-from dagpilot.train.scenarios import Capacity, EpisodeTask, cluster_cores, episode_tasks
+from dagpilot.train.scenarios import (
+    Capacity,
+    EpisodeTask,
+    cluster_cores,
+    episode_tasks,
+    loaded_episode_tasks,
+)
 from dagpilot.train.snapshot import PolicySnapshot
 from dagpilot.train.targets import ppo_targets
 
@@ -75,6 +85,8 @@ class TrainResult:
     env_steps: int  # environment steps of the PPO rollouts
     rollout_s: float
     wall_s: float
+    best: Path | None = None  # the best checkpoint by evaluation; None without evaluation
+    selected: Selection | None = None  # which checkpoint `best` copies, and its ratio
 
     @property
     def env_steps_per_s(self) -> float:
@@ -113,6 +125,8 @@ class _Run:
         self.capacity = capacity
         self.progress = progress
         self.command = command
+        # drawn first: a horizon without arrivals is refused before anything is written
+        self.evaluation_tasks = self._evaluation_tasks()
         self.model = PolicyNet.create(config.policy, config.seed)
         self.normaliser = Normaliser.fresh()
         self.generator = torch.Generator().manual_seed(config.seed)
@@ -126,6 +140,7 @@ class _Run:
         self.started = time.perf_counter()
         self.evaluator: Evaluator | None = None
         self.evaluation: EvaluationRow | None = None
+        self.best = BestCheckpoint()
 
     # -- behaviour cloning ------------------------------------------------------------------
 
@@ -140,7 +155,9 @@ class _Run:
         plan = Curriculum.of(self.config.curriculum, self.bc_rounds)
         for round_ in range(self.bc_rounds):
             self._clone(round_, plan.stage(round_), cloning)
-        self._evaluate(0)
+        evaluation = self._evaluate(0)
+        if evaluation is not None:  # behaviour cloning alone may turn out the best
+            self._checkpoint(0, 0, evaluation)
 
     def _clone(self, round_: int, stage: Stage, cloning: BehaviourCloning) -> None:
         started = time.perf_counter()
@@ -203,18 +220,24 @@ class _Run:
                 "env_steps_per_s": env_steps / max(rollout_s + update_s, 1e-9)})
             if (iteration + 1) % self.config.checkpoint_every == 0 or (
                     iteration + 1 == self.config.iterations):
-                self._evaluate(iteration + 1)  # first, so the checkpoint's metadata has it
-                self._checkpoint(iteration + 1, steps_total)
+                # first, so the checkpoint's metadata has it
+                evaluation = self._evaluate(iteration + 1)
+                self._checkpoint(iteration + 1, steps_total, evaluation)
         final = export_model(self.out_dir / "final", self.model, self.normaliser,
                              self.metadata(self.config.iterations, steps_total))
+        best = self.best.write(self.out_dir / "best")
         self._report(1.0, "done")
         return TrainResult(final, self.metrics.path, tuple(self.checkpoints), self.teacher,
-                           steps_total, rollout_total, time.perf_counter() - started)
+                           steps_total, rollout_total, time.perf_counter() - started, best,
+                           self.best.selected)
 
-    def _checkpoint(self, iterations: int, env_steps: int) -> None:
+    def _checkpoint(self, iterations: int, env_steps: int,
+                    evaluation: EvaluationRow | None) -> None:
         folder = self.out_dir / "checkpoints" / f"iter-{iterations:04d}"
         self.checkpoints.append(export_model(folder, self.model, self.normaliser,
                                              self.metadata(iterations, env_steps)))
+        if evaluation is not None:
+            self.best.offer(folder, iterations, evaluation.ratio)
 
     def _episode_progress(self, iteration: int) -> Callable[[int, int], None]:
         def report(done: int, total: int) -> None:
@@ -226,23 +249,36 @@ class _Run:
 
     # -- evaluation ---------------------------------------------------------------------------
 
-    def _evaluate(self, iterations: int) -> None:
-        """The greedy policy on the fixed evaluation episodes: a CSV row and the curve."""
+    def _evaluation_tasks(self) -> list[EpisodeTask]:
+        """The fixed evaluation episodes: `eval_horizon_h` hours of the whole pool arriving at
+        the training load, or with 0 hours the curriculum's full-size stage."""
         if not self.config.eval_episodes:
-            return
+            return []
+        if self.config.eval_horizon_h > 0:
+            return loaded_episode_tasks(
+                self.data.jobs, self.data.cluster, seed=self.config.seed,
+                episodes=self.config.eval_episodes, load=self.config.load,
+                horizon_s=self.config.eval_horizon_h * 3600.0, capacity=self.capacity)
+        full_size = Curriculum.of(self.config.curriculum, 1).stages[-1]
+        return self._tasks(full_size, "eval", 0, self.config.eval_episodes, 1)
+
+    def _evaluate(self, iterations: int) -> EvaluationRow | None:
+        """The greedy policy on the fixed evaluation episodes: a CSV row and the curve; None
+        when the evaluation is off."""
+        if not self.evaluation_tasks:
+            return None
         self._report((self.bc_rounds + iterations) / self.units, "evaluating")
         if self.evaluator is None:
-            full_size = Curriculum.of(self.config.curriculum, 1).stages[-1]
-            heuristics = dict.fromkeys((*self.config.bc.teachers, self.teacher))
-            self.evaluator = Evaluator(
-                self._tasks(full_size, "eval", 0, self.config.eval_episodes, 1),
-                tuple(heuristics), self.data.cluster, self.sim)
+            heuristics = dict.fromkeys((*self.config.bc.teachers, self.teacher, *RIVALS))
+            self.evaluator = Evaluator(self.evaluation_tasks, tuple(heuristics),
+                                       self.data.cluster, self.sim)
         row = self.evaluation = self.evaluator.evaluate(self.model, self.normaliser)
         self._write({"phase": "eval", "iteration": iterations, "eval_jct_s": row.policy_jct_s,
                      "eval_best_heuristic": row.best_heuristic,
                      "eval_best_heuristic_jct_s": row.best_heuristic_jct_s,
-                     "eval_ratio": row.ratio})
+                     "eval_ratio": row.ratio, "eval_horizon_h": self.config.eval_horizon_h})
         plot_learning_curve(self.metrics.path, self.out_dir / CURVE_FILE)
+        return row
 
     # -- shared -----------------------------------------------------------------------------
 

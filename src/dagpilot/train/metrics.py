@@ -12,7 +12,7 @@ COLUMNS = ("phase", "iteration", "stage", "jobs_per_episode", "episodes", "steps
            "mean_return", "avg_jct_s", "unfinished_jobs", "oom_kills", "policy_loss",
            "value_loss", "entropy", "approx_kl", "clip_fraction", "bc_loss", "bc_accuracy",
            "rollout_s", "update_s", "env_steps_per_s", "elapsed_s", "eval_jct_s",
-           "eval_best_heuristic", "eval_best_heuristic_jct_s", "eval_ratio")
+           "eval_best_heuristic", "eval_best_heuristic_jct_s", "eval_ratio", "eval_horizon_h")
 
 
 class MetricsLog:

@@ -1,4 +1,5 @@
-"""The episodes of one iteration: arrival sequences, each replayed with several seeds.
+"""The episodes of one iteration: arrival sequences, each replayed with several seeds; and the
+loaded episodes the learning curve is measured on.
 
 An arrival sequence (the jobs of a curriculum stage with Poisson arrival times) is the input the
 policy does not control; its replays differ in the simulator's seed (start-up delays, faults,
@@ -14,9 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dagpilot.core.errors import SpecError
 from dagpilot.core.types import Cluster, Job
 from dagpilot.train.curriculum import Curriculum, Stage
-from dagpilot.workloads.arrivals import poisson
+from dagpilot.workloads.arrivals import ArrivalSpec, assign_arrivals, poisson
 
 Capacity = Callable[[Sequence[Job], Cluster], float]
 """The cores a CPU-based Poisson rate is set on (the harness's `cpu_equivalent_cores` scales
@@ -53,4 +55,23 @@ def episode_tasks(pool: Sequence[Job], cluster: Cluster, stage: Stage, *, seed: 
         for replay in range(replays):
             sim_seed, sample_seed = (int(x) for x in rng.integers(0, 2**31 - 1, size=2))
             tasks.append(EpisodeTask(scenario, replay, jobs, sim_seed, sample_seed))
+    return tasks
+
+
+def loaded_episode_tasks(pool: Sequence[Job], cluster: Cluster, *, seed: int, episodes: int,
+                         load: float, horizon_s: float,
+                         capacity: Capacity = cluster_cores) -> list[EpisodeTask]:
+    """`episodes` arrival sequences of the whole pool (cycled) as a Poisson process at `load`
+    until `horizon_s`, one replay each: episodes that load the cluster as serving does, unlike
+    the curriculum's few jobs. Episode e draws from (seed, eval phase, e), its own stream."""
+    spec, cores = ArrivalSpec("poisson", load), capacity(pool, cluster)
+    tasks = []
+    for episode in range(episodes):
+        rng = np.random.default_rng((seed, PHASES["eval"], episode))
+        jobs = tuple(assign_arrivals(pool, spec, cores, rng, horizon_s))
+        if not jobs:
+            raise SpecError(f"{horizon_s / 3600:g} h", f"evaluation episode {episode} has no "
+                            f"arrival within the horizon at load {load:g}; lengthen the horizon")
+        sim_seed, sample_seed = (int(x) for x in rng.integers(0, 2**31 - 1, size=2))
+        tasks.append(EpisodeTask(episode, 0, jobs, sim_seed, sample_seed))
     return tasks
