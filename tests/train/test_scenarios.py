@@ -89,3 +89,12 @@ def test_loaded_episodes_are_reproducible_and_never_a_training_episode() -> None
 def test_a_horizon_without_any_arrival_is_refused() -> None:
     with pytest.raises(SpecError, match="no arrival within the horizon"):
         loaded(horizon_s=1.0)
+
+
+def test_teacher_trials_under_load_are_not_the_evaluation_episodes() -> None:
+    trials = loaded_episode_tasks(POOL, CLUSTER, seed=0, episodes=3, load=0.8,
+                                  horizon_s=HORIZON_S, phase="teacher")
+    evaluation = loaded()
+    assert len(trials) == 3 and all(0 < len(t.jobs) for t in trials)
+    assert not {t.jobs for t in trials} & {t.jobs for t in evaluation}
+    assert not {t.sim_seed for t in trials} & {t.sim_seed for t in evaluation}

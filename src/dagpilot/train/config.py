@@ -11,7 +11,7 @@ from dagpilot.core.errors import SpecError
 from dagpilot.policy import PolicyConfig
 from dagpilot.schedulers import SCHEDULERS
 
-DEFAULT_TEACHERS = ("sjf-cp", "heft", "tetris", "cws-rank-min-rr", "kube-default")
+DEFAULT_TEACHERS = ("sjf-cp", "heft", "tetris", "cws-rank-min-rr", "kube-default", "load-aware")
 
 
 @dataclass(frozen=True)

@@ -30,9 +30,9 @@ from dagpilot.state import Normaliser
 from dagpilot.train.scenarios import EpisodeTask
 
 RIVALS = ("load-aware",)
-"""Measured against besides the candidate teachers: the best heuristic under load in the
-benchmark (docs/BENCHMARKS.md), though not a teacher (it places by usage the teacher's
-demonstrations cannot show at the time of the decision)."""
+"""Measured against besides the candidate teachers (it is one by default, but `--teacher` or a
+settings file may name others): the best heuristic under load in the benchmark
+(docs/BENCHMARKS.md)."""
 
 
 @dataclass(frozen=True)

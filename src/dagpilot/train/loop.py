@@ -2,7 +2,8 @@
 
     result = train(config, data, out_dir, progress=callback)
 
-1. The teacher: the best baseline on trial episodes of the full-size stage (or the named one).
+1. The teacher: the best baseline on trial episodes (or the named one); loaded ones, as the
+   evaluation's, when it evaluates on loaded episodes, else the full-size stage's.
 2. `bc_iterations` times: the teacher's episodes -> the normaliser's statistics -> imitation.
    With no BC iteration, one round of teacher episodes still fits the normaliser, so the
    network never reads raw features.
@@ -146,9 +147,7 @@ class _Run:
 
     def warm_start(self) -> None:
         self._report(0.0, "choosing the teacher")
-        full_size = Curriculum.of(self.config.curriculum, 1).stages[-1]
-        trials = self._tasks(full_size, "teacher", 0, self.config.bc.trials, replays=1)
-        choice = choose_teacher(self.config.bc, trials, self.data.cluster, self.sim)
+        choice = choose_teacher(self.config.bc, self._trial_tasks(), self.data.cluster, self.sim)
         self.teacher, self.teacher_scores = choice.name, choice.avg_jct_s
         log.info("teacher %s (avg JCT by scheduler: %s)", choice.name, choice.avg_jct_s)
         cloning = BehaviourCloning(self.model, self.config.bc, self.config.ppo.value_coef)
@@ -158,6 +157,19 @@ class _Run:
         evaluation = self._evaluate(0)
         if evaluation is not None:  # behaviour cloning alone may turn out the best
             self._checkpoint(0, 0, evaluation)
+
+    def _trial_tasks(self) -> list[EpisodeTask]:
+        """The episodes the teacher is chosen on: under load, as the evaluation judges, when it
+        evaluates on loaded episodes (the curriculum's few jobs favour packers that fail jobs
+        once the cluster is full); else the curriculum's full-size stage."""
+        if self.config.eval_horizon_h > 0:
+            return loaded_episode_tasks(
+                self.data.jobs, self.data.cluster, seed=self.config.seed,
+                episodes=self.config.bc.trials, load=self.config.load,
+                horizon_s=self.config.eval_horizon_h * 3600.0, capacity=self.capacity,
+                phase="teacher")
+        full_size = Curriculum.of(self.config.curriculum, 1).stages[-1]
+        return self._tasks(full_size, "teacher", 0, self.config.bc.trials, replays=1)
 
     def _clone(self, round_: int, stage: Stage, cloning: BehaviourCloning) -> None:
         started = time.perf_counter()
