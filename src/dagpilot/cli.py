@@ -37,6 +37,7 @@ from dagpilot.clusters import summary as cluster_summary
 from dagpilot.core.config import Settings, load_settings
 from dagpilot.core.errors import DagpilotError, SpecError
 from dagpilot.core.units import duration_s
+from dagpilot.state import FEATURE_SCHEMA_VERSION
 from dagpilot.workloads import load
 from dagpilot.workloads import summary as workload_summary
 from dagpilot.workloads import validate as validator
@@ -464,8 +465,9 @@ def models_rollback(
     to: Annotated[str | None, typer.Option(
         "--to", help="Version to make current; default: the one published before it.")] = None,
 ) -> None:
-    """Point current at an earlier version (verified first, swapped atomically)."""
-    switch = registry.rollback(root, to)
+    """Point current at an earlier version (verified first, swapped atomically); refused when
+    it was saved under another feature schema than this dagpilot encodes (it could not serve)."""
+    switch = registry.rollback(root, to, feature_schema_version=FEATURE_SCHEMA_VERSION)
     out.print(f"current: {escape(switch.previous or '-')} -> {escape(switch.current)}")
 
 

@@ -10,7 +10,9 @@ from typer.testing import CliRunner
 
 from dagpilot.cli import app
 from dagpilot.core.errors import SpecError
-from dagpilot.registry import RegistryError, read_current
+from dagpilot.registry import RegistryError, publish, read_current
+from dagpilot.registry.errors import SchemaMismatch
+from dagpilot.state import FEATURE_SCHEMA_VERSION
 from tests.registry.builders import flip_byte, model_folder
 
 
@@ -62,12 +64,28 @@ def test_verify_fails_on_a_folder_that_is_not_a_registry(tmp_path: Path) -> None
     assert code == 1 and "no registry here" in output
 
 
-def test_rollback_and_rollback_to(root: Path) -> None:
+def served(tmp_path: Path, *schemas: int) -> Path:
+    """A registry of versions v1, v2, ... saved under these feature schemas; the last current."""
+    root = tmp_path / "served"
+    for index, schema in enumerate(schemas, start=1):
+        publish(root, f"v{index}", model_folder(tmp_path / f"src{index}", index, schema=schema))
+    return root
+
+
+def test_rollback_and_rollback_to(tmp_path: Path) -> None:
+    root = served(tmp_path, FEATURE_SCHEMA_VERSION, FEATURE_SCHEMA_VERSION)
     code, output = invoke("rollback", "--root", str(root))
     assert code == 0 and "current: v2 -> v1" in output
     code, output = invoke("rollback", "--root", str(root), "--to", "v2")
     assert code == 0 and "current: v1 -> v2" in output
     assert read_current(root) == "v2"
+
+
+def test_rollback_refuses_a_version_this_dagpilot_cannot_serve(tmp_path: Path) -> None:
+    root = served(tmp_path, FEATURE_SCHEMA_VERSION - 1, FEATURE_SCHEMA_VERSION)
+    with pytest.raises(SchemaMismatch, match="refusing to serve it"):
+        invoke("rollback", "--root", str(root))
+    assert read_current(root) == "v2"  # still serving the one it can
 
 
 def test_refusals_are_dagpilot_errors_for_the_one_line_handler(root: Path,
