@@ -95,6 +95,6 @@ def test_teacher_trials_under_load_are_not_the_evaluation_episodes() -> None:
     trials = loaded_episode_tasks(POOL, CLUSTER, seed=0, episodes=3, load=0.8,
                                   horizon_s=HORIZON_S, phase="teacher")
     evaluation = loaded()
-    assert len(trials) == 3 and all(0 < len(t.jobs) for t in trials)
+    assert len(trials) == 3 and all(len(t.jobs) > 0 for t in trials)
     assert not {t.jobs for t in trials} & {t.jobs for t in evaluation}
     assert not {t.sim_seed for t in trials} & {t.sim_seed for t in evaluation}
