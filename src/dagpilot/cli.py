@@ -501,6 +501,9 @@ def train_command(
     eval_horizon_h: Annotated[float, typer.Option(
         help="Hours of Poisson arrivals of the whole pool (at --load) in each evaluation "
         "episode; 0: episodes of the curriculum's last stage (--max-jobs jobs).")] = 1.0,
+    ppo_horizon_h: Annotated[float, typer.Option(
+        help="Hours of Poisson arrivals of the whole pool (at --load) in each PPO episode, "
+        "instead of the curriculum's few jobs; 0: the curriculum.")] = 0.0,
     backend: Annotated[str, typer.Option(help="local, or ray (rollouts as Ray actors).")] = (
         "local"),
     workers: Annotated[int, typer.Option(min=1, help="Ray rollout actors.")] = 2,
@@ -536,7 +539,7 @@ def train_command(
         iterations=iterations, episodes_per_iteration=episodes_per_iteration, replays=replays,
         seed=seed, bc_iterations=bc_iterations, load=load_factor, physics=_on_off(physics),
         checkpoint_every=checkpoint_every, eval_episodes=eval_episodes,
-        eval_horizon_h=eval_horizon_h,
+        eval_horizon_h=eval_horizon_h, ppo_horizon_h=ppo_horizon_h,
         bc=training.BCSettings(teacher=teacher),
         curriculum=training.CurriculumSettings(min_jobs=min(min_jobs, max_jobs),
                                                max_jobs=max_jobs))

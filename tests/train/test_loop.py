@@ -4,6 +4,7 @@ one, metrics, publishing; and the same through `dagpilot train`."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,6 +154,24 @@ def test_without_evaluation_there_is_no_best_and_no_checkpoint_of_behaviour_clon
 def test_an_evaluation_horizon_that_is_negative_or_not_a_number_is_refused(hours: float) -> None:
     with pytest.raises(SpecError, match="eval-horizon-h must be 0"):
         tiny(eval_horizon_h=hours)
+    with pytest.raises(SpecError, match="ppo-horizon-h must be 0"):
+        dataclasses.replace(tiny(), ppo_horizon_h=hours)
+
+
+def test_ppo_on_loaded_episodes_replays_each_arrival_sequence(tmp_path: Path) -> None:
+    config = dataclasses.replace(tiny(iterations=2, eval_episodes=0), ppo_horizon_h=0.1)
+    pool = data()
+    result = train(config, pool, tmp_path / "run")
+    rows = [row for row in csv.DictReader(result.metrics.read_text().splitlines())
+            if row["phase"] == "ppo"]
+    expected = loaded_episode_tasks(pool.jobs, pool.cluster, seed=3, episodes=1, load=0.8,
+                                    horizon_s=360.0, phase="ppo", iteration=0, replays=2)
+    assert len(expected) == 2 and expected[0].jobs == expected[1].jobs
+    assert expected[0].sim_seed != expected[1].sim_seed  # replays differ in their seeds only
+    assert len(expected[0].jobs) > len(pool.jobs)  # the whole pool, cycled: not a curriculum
+    assert [row["stage"] for row in rows] == ["-1", "-1"]
+    assert [int(row["episodes"]) for row in rows] == [2, 2]
+    assert rows[0]["jobs_per_episode"] == str(len(expected[0].jobs))
 
 
 def test_one_seed_trains_the_same_weights(tmp_path: Path) -> None:

@@ -77,6 +77,9 @@ class TrainConfig:
     # hours of Poisson arrivals of the whole pool (cycled) at `load` in each evaluation episode,
     # which loads the cluster as serving does; 0: episodes of the curriculum's full-size stage
     eval_horizon_h: float = 1.0
+    # hours of the same loaded arrivals in each PPO episode instead of the curriculum's few
+    # jobs (what PPO is rewarded for should be what load rewards); 0: the curriculum
+    ppo_horizon_h: float = 0.0
     # torch's intra-op threads in the training process (a process-wide setting): one is the
     # fastest for this network's small matrices, and leaves the other cores to rollouts
     torch_threads: int = 1
@@ -105,6 +108,9 @@ class TrainConfig:
         if not (math.isfinite(self.eval_horizon_h) and self.eval_horizon_h >= 0):
             raise SpecError(str(self.eval_horizon_h), "eval-horizon-h must be 0 (episodes of the "
                             "full-size stage) or a finite number of hours above 0")
+        if not (math.isfinite(self.ppo_horizon_h) and self.ppo_horizon_h >= 0):
+            raise SpecError(str(self.ppo_horizon_h), "ppo-horizon-h must be 0 (the curriculum's "
+                            "episodes) or a finite number of hours above 0")
         if self.curriculum.stages < 1 or self.checkpoint_every < 1 or self.torch_threads < 1:
             raise SpecError(str(self.curriculum.stages),
                             "stages, checkpoint interval and threads must be at least 1")

@@ -211,8 +211,7 @@ class _Run:
         steps_total, rollout_total, started = 0, 0.0, time.perf_counter()
         for iteration in range(self.config.iterations):
             stage = plan.stage(iteration)
-            tasks = self._tasks(stage, "ppo", iteration, self.config.scenarios_per_iteration,
-                                self.config.replays)
+            tasks = self._ppo_tasks(stage, iteration)
             begun = time.perf_counter()
             episodes = rollouts.collect(PolicySnapshot.of(self.model, self.normaliser), tasks,
                                         self._episode_progress(iteration))
@@ -224,7 +223,7 @@ class _Run:
             steps_total, rollout_total = steps_total + env_steps, rollout_total + rollout_s
             update_s = time.perf_counter() - begun - rollout_s
             self._write({
-                "phase": "ppo", "iteration": iteration, **_stage_row(stage),
+                "phase": "ppo", "iteration": iteration, **self._ppo_stage_row(stage, tasks),
                 **_episode_row(episodes), "policy_loss": stats.policy_loss,
                 "value_loss": stats.value_loss, "entropy": stats.entropy,
                 "approx_kl": stats.approx_kl, "clip_fraction": stats.clip_fraction,
@@ -242,6 +241,25 @@ class _Run:
         return TrainResult(final, self.metrics.path, tuple(self.checkpoints), self.teacher,
                            steps_total, rollout_total, time.perf_counter() - started, best,
                            self.best.selected)
+
+    def _ppo_tasks(self, stage: Stage, iteration: int) -> list[EpisodeTask]:
+        """The iteration's episodes: loaded ones (`ppo_horizon_h` hours of the whole pool at
+        the training load, from the iteration's own streams) or the curriculum stage's."""
+        if self.config.ppo_horizon_h > 0:
+            return loaded_episode_tasks(
+                self.data.jobs, self.data.cluster, seed=self.config.seed,
+                episodes=self.config.scenarios_per_iteration, load=self.config.load,
+                horizon_s=self.config.ppo_horizon_h * 3600.0, capacity=self.capacity,
+                phase="ppo", iteration=iteration, replays=self.config.replays)
+        return self._tasks(stage, "ppo", iteration, self.config.scenarios_per_iteration,
+                           self.config.replays)
+
+    def _ppo_stage_row(self, stage: Stage,
+                       tasks: Sequence[EpisodeTask]) -> dict[str, float | int | str]:
+        if self.config.ppo_horizon_h > 0:  # no curriculum stage: -1, and the mean job count
+            return {"stage": -1, "jobs_per_episode": round(float(np.mean(
+                [len(task.jobs) for task in tasks])))}
+        return _stage_row(stage)
 
     def _checkpoint(self, iterations: int, env_steps: int,
                     evaluation: EvaluationRow | None) -> None:

@@ -60,18 +60,23 @@ def episode_tasks(pool: Sequence[Job], cluster: Cluster, stage: Stage, *, seed: 
 
 def loaded_episode_tasks(pool: Sequence[Job], cluster: Cluster, *, seed: int, episodes: int,
                          load: float, horizon_s: float, capacity: Capacity = cluster_cores,
-                         phase: str = "eval") -> list[EpisodeTask]:
+                         phase: str = "eval", iteration: int | None = None,
+                         replays: int = 1) -> list[EpisodeTask]:
     """`episodes` arrival sequences of the whole pool (cycled) as a Poisson process at `load`
-    until `horizon_s`, one replay each: episodes that load the cluster as serving does, unlike
-    the curriculum's few jobs. Episode e draws from (seed, phase, e), its own stream."""
+    until `horizon_s`, each replayed `replays` times: episodes that load the cluster as serving
+    does, unlike the curriculum's few jobs. Episode e draws from (seed, phase, e), or with an
+    iteration from (seed, phase, iteration, e): its own stream."""
     spec, cores = ArrivalSpec("poisson", load), capacity(pool, cluster)
     tasks = []
     for episode in range(episodes):
-        rng = np.random.default_rng((seed, PHASES[phase], episode))
+        key = (seed, PHASES[phase], episode) if iteration is None else (
+            seed, PHASES[phase], iteration, episode)
+        rng = np.random.default_rng(key)
         jobs = tuple(assign_arrivals(pool, spec, cores, rng, horizon_s))
         if not jobs:
             raise SpecError(f"{horizon_s / 3600:g} h", f"{phase} episode {episode} has no "
                             f"arrival within the horizon at load {load:g}; lengthen the horizon")
-        sim_seed, sample_seed = (int(x) for x in rng.integers(0, 2**31 - 1, size=2))
-        tasks.append(EpisodeTask(episode, 0, jobs, sim_seed, sample_seed))
+        for replay in range(replays):
+            sim_seed, sample_seed = (int(x) for x in rng.integers(0, 2**31 - 1, size=2))
+            tasks.append(EpisodeTask(episode, replay, jobs, sim_seed, sample_seed))
     return tasks
