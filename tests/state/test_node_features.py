@@ -10,6 +10,7 @@ import pytest
 from dagpilot.core.scheduler import Placement
 from dagpilot.core.types import Disk, DiskKind, NodeSpec, Resources
 from dagpilot.core.view import ClusterView, NodeSignals
+from dagpilot.state import signals as sig
 from dagpilot.state.context import EncodeContext
 from dagpilot.state.node_features import node_features
 from dagpilot.state.schema import NODE
@@ -21,7 +22,7 @@ GIB = 2**30
 
 def features(view: ClusterView, context: EncodeContext) -> dict[str, np.ndarray]:
     statics = context.nodes(view)
-    array = node_features(view, statics, context.signals(view), context.streaks,
+    array = node_features(view, statics, sig.read(view), context.streaks,
                           context.calibration)
     assert array.shape == (len(view.nodes), NODE.dim) and array.dtype == np.float32
     return {name: array[:, NODE.index(name)] for name in NODE.names}

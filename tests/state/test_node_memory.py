@@ -79,25 +79,31 @@ def test_a_view_without_a_change_log_gets_full_passes() -> None:
     assert (memory.full_passes, memory.row_updates) == (3, 0)
 
 
+class Remembered:
+    """One NodeFeatureMemory fed the views of one small simulated run."""
+
+    def __init__(self) -> None:
+        self.env, self.view = sim_env("builtin:mix:4", "builtin:default")
+        self.calibration = Calibration()
+        self.statics = NodeStatics.of(self.view, self.calibration)
+        self.memory, self.streaks = NodeFeatureMemory(), AwaitStreaks()
+
+    def features(self, view: ClusterView) -> np.ndarray:
+        return self.memory.features(view, self.statics, sig.read(view), self.streaks,
+                                    self.calibration)
+
+
 def test_the_same_view_again_changes_nothing_but_hands_out_a_new_array() -> None:
-    _, view = sim_env("builtin:mix:4", "builtin:default")
-    calibration = Calibration()
-    statics = NodeStatics.of(view, calibration)
-    memory, streaks = NodeFeatureMemory(), AwaitStreaks()
-    first = memory.features(view, statics, sig.read(view), streaks, calibration)
-    again = memory.features(view, statics, sig.read(view), streaks, calibration)
+    run = Remembered()
+    first, again = run.features(run.view), run.features(run.view)
     assert np.array_equal(first, again) and first is not again
-    assert memory.row_updates == 1
+    assert run.memory.row_updates == 1
 
 
 def test_time_moving_on_between_scrapes_changes_no_row() -> None:
-    env, view = sim_env("builtin:mix:4", "builtin:default")
-    calibration = Calibration()
-    statics = NodeStatics.of(view, calibration)
-    memory, streaks = NodeFeatureMemory(), AwaitStreaks()
-    first = memory.features(view, statics, sig.read(view), streaks, calibration)
-    later, _, _, _ = env.step(None)  # no placement: the clock moves to the next event
-    assert 0 < later.now_s < calibration.scrape_interval_s
-    again = memory.features(later, statics, sig.read(later), streaks, calibration)
-    assert np.array_equal(first, again)  # schema 1's continuous age changed every row here
-    assert memory.row_updates == 1
+    run = Remembered()
+    first = run.features(run.view)
+    later, _, _, _ = run.env.step(None)  # no placement: the clock moves to the next event
+    assert 0 < later.now_s < run.calibration.scrape_interval_s
+    assert np.array_equal(first, run.features(later))  # schema 1's age changed every row
+    assert run.memory.row_updates == 1

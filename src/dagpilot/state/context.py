@@ -65,13 +65,10 @@ class EncodeContext:
             self.streaks = AwaitStreaks()
         return self._nodes
 
-    def signals(self, view: ClusterView) -> sig.SignalArrays:
-        return sig.read(view)
-
     def node_features(self, view: ClusterView) -> npt.NDArray[np.float32]:
         """(nodes, NODE.dim) raw features of the view's nodes; counts new samples into the
         streaks. Only the nodes that changed since the last call are computed again."""
-        return self._node_memory.features(view, self.nodes(view), self.signals(view),
+        return self._node_memory.features(view, self.nodes(view), sig.read(view),
                                           self.streaks, self.calibration)
 
     def job(self, view: ClusterView, job: Job) -> JobNow:

@@ -136,9 +136,12 @@ def freshness(now_s: float, sampled_s: Floats,
     return {"signal_scrapes_missed": missed, "signals_stale": bands.stale(missed)}
 
 
+FRESHNESS = ("signal_scrapes_missed", "signals_stale")
+"""The features `freshness` gives, in the order `freshness_columns` stacks them."""
+
+
 def freshness_columns(now_s: float, sampled_s: Floats,
                       calibration: Calibration) -> npt.NDArray[np.float32]:
-    """(nodes, 2) float32: `freshness` as the node rows hold it (missed, stale)."""
+    """(nodes, len(FRESHNESS)) float32: `freshness` as the node rows hold it."""
     columns = freshness(now_s, sampled_s, calibration)
-    return np.stack([np.asarray(columns["signal_scrapes_missed"], dtype=np.float32),
-                     np.asarray(columns["signals_stale"], dtype=np.float32)], axis=1)
+    return np.stack([np.asarray(columns[name], dtype=np.float32) for name in FRESHNESS], axis=1)

@@ -21,7 +21,7 @@ import numpy.typing as npt
 from dagpilot.core.view import ClusterView
 from dagpilot.state import signals as sig
 from dagpilot.state.calibration import Calibration
-from dagpilot.state.node_features import freshness_columns, node_features
+from dagpilot.state.node_features import FRESHNESS, freshness_columns, node_features
 from dagpilot.state.node_statics import NodeStatics
 from dagpilot.state.schema import NODE
 from dagpilot.state.streaks import AwaitStreaks
@@ -30,7 +30,7 @@ F32 = npt.NDArray[np.float32]
 Ints = npt.NDArray[np.int64]
 
 FULL_PASS_SHARE = 0.5  # changed rows beyond this share of the nodes: a full pass
-_FRESHNESS_COLUMNS = [NODE.index(name) for name in ("signal_scrapes_missed", "signals_stale")]
+_FRESHNESS_COLUMNS = [NODE.index(name) for name in FRESHNESS]
 
 
 class NodeFeatureMemory:

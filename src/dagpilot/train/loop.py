@@ -7,7 +7,8 @@
 2. `bc_iterations` times: the teacher's episodes -> the normaliser's statistics -> imitation.
    With no BC iteration, one round of teacher episodes still fits the normaliser, so the
    network never reads raw features.
-3. `iterations` times: rollouts with the current policy (local or Ray backend), GAE with the
+3. `iterations` times: rollouts with the current policy (local or Ray backend) on the
+   curriculum's episodes, or with `ppo_horizon_h` on loaded ones, GAE with the
    input-driven baseline, a PPO update, statistics merged into the normaliser, a CSV row, and
    every `checkpoint_every` iterations (and at the end) a model folder.
 4. After behaviour cloning (iteration 0, a checkpoint too) and at every checkpoint, the greedy
@@ -163,13 +164,8 @@ class _Run:
         evaluates on loaded episodes (the curriculum's few jobs favour packers that fail jobs
         once the cluster is full); else the curriculum's full-size stage."""
         if self.config.eval_horizon_h > 0:
-            return loaded_episode_tasks(
-                self.data.jobs, self.data.cluster, seed=self.config.seed,
-                episodes=self.config.bc.trials, load=self.config.load,
-                horizon_s=self.config.eval_horizon_h * 3600.0, capacity=self.capacity,
-                phase="teacher")
-        full_size = Curriculum.of(self.config.curriculum, 1).stages[-1]
-        return self._tasks(full_size, "teacher", 0, self.config.bc.trials, replays=1)
+            return self._loaded("teacher", self.config.bc.trials, self.config.eval_horizon_h)
+        return self._tasks(self._full_size(), "teacher", 0, self.config.bc.trials, replays=1)
 
     def _clone(self, round_: int, stage: Stage, cloning: BehaviourCloning) -> None:
         started = time.perf_counter()
@@ -246,11 +242,9 @@ class _Run:
         """The iteration's episodes: loaded ones (`ppo_horizon_h` hours of the whole pool at
         the training load, from the iteration's own streams) or the curriculum stage's."""
         if self.config.ppo_horizon_h > 0:
-            return loaded_episode_tasks(
-                self.data.jobs, self.data.cluster, seed=self.config.seed,
-                episodes=self.config.scenarios_per_iteration, load=self.config.load,
-                horizon_s=self.config.ppo_horizon_h * 3600.0, capacity=self.capacity,
-                phase="ppo", iteration=iteration, replays=self.config.replays)
+            return self._loaded("ppo", self.config.scenarios_per_iteration,
+                                self.config.ppo_horizon_h, iteration=iteration,
+                                replays=self.config.replays)
         return self._tasks(stage, "ppo", iteration, self.config.scenarios_per_iteration,
                            self.config.replays)
 
@@ -285,12 +279,8 @@ class _Run:
         if not self.config.eval_episodes:
             return []
         if self.config.eval_horizon_h > 0:
-            return loaded_episode_tasks(
-                self.data.jobs, self.data.cluster, seed=self.config.seed,
-                episodes=self.config.eval_episodes, load=self.config.load,
-                horizon_s=self.config.eval_horizon_h * 3600.0, capacity=self.capacity)
-        full_size = Curriculum.of(self.config.curriculum, 1).stages[-1]
-        return self._tasks(full_size, "eval", 0, self.config.eval_episodes, 1)
+            return self._loaded("eval", self.config.eval_episodes, self.config.eval_horizon_h)
+        return self._tasks(self._full_size(), "eval", 0, self.config.eval_episodes, 1)
 
     def _evaluate(self, iterations: int) -> EvaluationRow | None:
         """The greedy policy on the fixed evaluation episodes: a CSV row and the curve; None
@@ -320,6 +310,18 @@ class _Run:
         return episode_tasks(self.data.jobs, self.data.cluster, stage, seed=self.config.seed,
                              phase=phase, iteration=iteration, scenarios=scenarios,
                              replays=replays, load=self.config.load, capacity=self.capacity)
+
+    def _loaded(self, phase: str, episodes: int, hours: float, *, iteration: int | None = None,
+                replays: int = 1) -> list[EpisodeTask]:
+        """Episodes of the whole pool arriving at the training load for `hours`."""
+        return loaded_episode_tasks(self.data.jobs, self.data.cluster, seed=self.config.seed,
+                                    episodes=episodes, load=self.config.load,
+                                    horizon_s=hours * 3600.0, capacity=self.capacity,
+                                    phase=phase, iteration=iteration, replays=replays)
+
+    def _full_size(self) -> Stage:
+        """The curriculum's last stage: its largest episodes."""
+        return Curriculum.of(self.config.curriculum, 1).stages[-1]
 
     def metadata(self, iterations: int, env_steps: int) -> dict[str, Any]:
         return {
