@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 IDLE_ROUNDS = 2  # decision rounds with nothing in flight and nothing placed before a run stalls
 
 
-def _check_inputs(jobs: Sequence[Job], cluster: Cluster) -> None:
+def check_inputs(jobs: Sequence[Job], cluster: Cluster) -> None:
     slow = [node.name for node in cluster.nodes if not node.cpu_speed > 0.0]
     if slow:
         raise ValueError(f"nodes need a positive cpu_speed: {', '.join(slow[:5])}")
@@ -50,7 +50,7 @@ class Simulation:
 
     def __init__(self, jobs: Sequence[Job], cluster: Cluster, settings: SimSettings, seed: int,
                  scheduler_name: str) -> None:
-        _check_inputs(jobs, cluster)
+        check_inputs(jobs, cluster)
         self.settings = settings
         self.switches = switches = settings.physics.effective()
         self.kernel = Kernel()

@@ -1,0 +1,512 @@
+/* The simulation loop: event handlers, decision points, the scheduler's turns and the record
+ * (sim/simulation.py, sim/env.py, sim/run.py, sim/recorder.py, sim/startup.py). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kube.h"
+#include "run.h"
+#include "sim.h"
+
+#define IDLE_ROUNDS 2
+#define SIGNAL_CHECK_EVENTS 4096
+
+void schedule(Sim *sim, double time_s, int32_t priority, int32_t kind, int64_t arg, int64_t aux) {
+    if (!heap_push(&sim->heap, time_s, priority, kind, arg, aux)) {
+        sim->error = 1;
+        PyErr_NoMemory();
+    }
+}
+
+int sim_grow_pods(Sim *sim, int64_t uid) {
+    if (uid < sim->pod_capacity) return 1;
+    int64_t capacity = sim->pod_capacity * 2;
+    Pod *grown = realloc(sim->pods, sizeof(Pod) * (size_t)capacity);
+    if (grown == NULL) {
+        sim->error = 1;
+        PyErr_NoMemory();
+        return 0;
+    }
+    sim->pods = grown;
+    sim->pod_capacity = capacity;
+    return 1;
+}
+
+int sim_reserve_scratch(Sim *sim, int64_t count) {
+    if (count <= sim->scratch_capacity) return 1;
+    int64_t *grown = realloc(sim->scratch, sizeof(int64_t) * (size_t)(count * 2));
+    if (grown == NULL) {
+        sim->error = 1;
+        PyErr_NoMemory();
+        return 0;
+    }
+    sim->scratch = grown;
+    sim->scratch_capacity = count * 2;
+    return 1;
+}
+
+/* --- the record ------------------------------------------------------------------------ */
+
+static int grow_records(PodRecords *r) {
+    if (r->size < r->capacity) return 1;
+    int64_t capacity = r->capacity ? r->capacity * 2 : 1024;
+    size_t n = (size_t)capacity;
+    int64_t *uid = realloc(r->uid, n * sizeof(int64_t));
+    if (uid) r->uid = uid;
+    int32_t *node = realloc(r->node, n * sizeof(int32_t));
+    if (node) r->node = node;
+    int32_t *outcome = realloc(r->outcome, n * sizeof(int32_t));
+    if (outcome) r->outcome = outcome;
+    double *bound = realloc(r->bound_s, n * sizeof(double));
+    if (bound) r->bound_s = bound;
+    double *started = realloc(r->started_s, n * sizeof(double));
+    if (started) r->started_s = started;
+    double *finished = realloc(r->finished_s, n * sizeof(double));
+    if (finished) r->finished_s = finished;
+    double *ended = realloc(r->ended_s, n * sizeof(double));
+    if (ended) r->ended_s = ended;
+    if (!(uid && node && outcome && bound && started && finished && ended)) return 0;
+    r->capacity = capacity;
+    return 1;
+}
+
+/* Recorder.pod_ended (bound pods) and pod_not_bound; NAN stands for None. */
+void record_pod(Sim *sim, int64_t uid, int32_t outcome, double now_s, int bound) {
+    PodRecords *r = &sim->records;
+    if (!grow_records(r)) {
+        sim->error = 1;
+        PyErr_NoMemory();
+        return;
+    }
+    const Pod *pod = &sim->pods[uid];
+    int64_t at = r->size++;
+    r->uid[at] = uid;
+    r->outcome[at] = outcome;
+    r->node[at] = bound ? pod->node : NONE;
+    r->bound_s[at] = bound ? pod->bound_s : NAN;
+    r->started_s[at] = bound && pod->started_s >= 0.0 ? pod->started_s : NAN;
+    r->finished_s[at] = outcome == R_SUCCEEDED ? now_s : NAN;
+    r->ended_s[at] = outcome == R_UNFINISHED ? NAN : now_s;
+}
+
+static int grow_samples(Samples *s) {
+    if (s->size < s->capacity) return 1;
+    int64_t capacity = s->capacity ? s->capacity * 2 : 1024;
+    size_t n = (size_t)capacity;
+    double *time_s = realloc(s->time_s, n * sizeof(double));
+    if (time_s) s->time_s = time_s;
+    double *allocated = realloc(s->cpu_allocated, n * sizeof(double));
+    if (allocated) s->cpu_allocated = allocated;
+    double *used = realloc(s->cpu_used, n * sizeof(double));
+    if (used) s->cpu_used = used;
+    double *gpu = realloc(s->gpu_allocated, n * sizeof(double));
+    if (gpu) s->gpu_allocated = gpu;
+    int64_t *pending = realloc(s->pending, n * sizeof(int64_t));
+    if (pending) s->pending = pending;
+    int64_t *running = realloc(s->running, n * sizeof(int64_t));
+    if (running) s->running = running;
+    if (!(time_s && allocated && used && gpu && pending && running)) return 0;
+    s->capacity = capacity;
+    return 1;
+}
+
+/* Recorder.sample: on a tick or when the backlog changed; one per instant at most. */
+static void sample(Sim *sim, int tick) {
+    int64_t pending = sim->pending_count;
+    if (!tick && pending == sim->last_pending) return;
+    sim->last_pending = pending;
+    Samples *s = &sim->samples;
+    double now = sim->now_s, cpu = sim->cpu_capacity;
+    int64_t at = s->size;
+    if (!(at > 0 && s->time_s[at - 1] == now)) {
+        if (!grow_samples(s)) {
+            sim->error = 1;
+            PyErr_NoMemory();
+            return;
+        }
+        s->size++;
+    } else {
+        at--;
+    }
+    s->time_s[at] = now;
+    s->pending[at] = pending;
+    s->running[at] = sim->running;
+    s->cpu_allocated[at] = cpu != 0.0 ? (double)sim->cpu_allocated_m / 1000.0 / cpu : 0.0;
+    s->cpu_used[at] = cpu != 0.0 ? sim->cpu_used / cpu : 0.0;
+    s->gpu_allocated[at] = sim->gpu_capacity
+        ? (double)sim->gpus_allocated / (double)sim->gpu_capacity : 0.0;
+}
+
+/* --- randomness from the Python streams ------------------------------------------------- */
+
+/* StartupDelays.draw: median x exp(sigma x N(0, 1)), normals taken in blocks. */
+static double startup_delay(Sim *sim) {
+    if (sim->p.startup_median_s <= 0.0) return 0.0;
+    if (sim->p.startup_sigma <= 0.0) return sim->p.startup_median_s;
+    if (sim->normal_block == NULL || sim->normal_next == PyList_GET_SIZE(sim->normal_block)) {
+        Py_XDECREF(sim->normal_block);
+        sim->normal_block = PyObject_CallNoArgs(sim->normals);
+        sim->normal_next = 0;
+        if (sim->normal_block == NULL || !PyList_Check(sim->normal_block)
+                || PyList_GET_SIZE(sim->normal_block) == 0) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "normals() must return a non-empty list");
+            Py_CLEAR(sim->normal_block);
+            sim->error = 1;
+            return 0.0;
+        }
+    }
+    double normal = PyFloat_AsDouble(PyList_GET_ITEM(sim->normal_block, sim->normal_next++));
+    return sim->p.startup_median_s * exp(sim->p.startup_sigma * normal);
+}
+
+/* StartupSlots.start_time: when a pod bound to the node now starts; reserves its slot. */
+static double start_time(Sim *sim, int32_t n) {
+    double delay = startup_delay(sim), now = sim->now_s;
+    int32_t slots = sim->p.startup_slots;
+    if (slots == 0) return now + delay;
+    double *free = &sim->slot_free[(size_t)n * (size_t)slots];
+    int32_t slot = 0;
+    for (int32_t i = 1; i < slots; i++)
+        if (free[i] < free[slot]) slot = i;
+    double start = (now >= free[slot] ? now : free[slot]) + delay;
+    free[slot] = start;
+    return start;
+}
+
+static void clear_slots(Sim *sim, int32_t n) {
+    int32_t slots = sim->p.startup_slots;
+    for (int32_t i = 0; i < slots; i++) sim->slot_free[(size_t)n * (size_t)slots + i] = 0.0;
+}
+
+/* A (float, float[, bool]) tuple from a callback, or 0 for None; sets sim->error on bad output. */
+static int unpack_change(Sim *sim, PyObject *result, double *first, double *second, int *flag) {
+    if (result == NULL) {
+        sim->error = 1;
+        return 0;
+    }
+    int ok = 0;
+    if (result != Py_None) {
+        ok = flag ? PyArg_ParseTuple(result, "ddp", first, second, flag)
+                  : PyArg_ParseTuple(result, "dd", first, second);
+        if (!ok) sim->error = 1;
+    }
+    Py_DECREF(result);
+    return ok;
+}
+
+static void schedule_outage(Sim *sim, int32_t n, double after_s) {
+    double start, end;
+    PyObject *result = PyObject_CallFunction(sim->next_outage, "d", after_s);
+    if (unpack_change(sim, result, &start, &end, NULL) && isfinite(start)) {
+        sim->outage_end[n] = end;
+        schedule(sim, start, O_NODE_FAULT, E_FAULT, n, 0);
+    }
+}
+
+static void schedule_iops_change(Sim *sim, int32_t index, double now_s, int collapsed) {
+    double time_s, iops;
+    int next_collapsed;
+    PyObject *result = PyObject_CallFunction(sim->next_iops, "ddi", now_s,
+                                             sim->pools[index].nominal_iops, collapsed);
+    if (unpack_change(sim, result, &time_s, &iops, &next_collapsed) && isfinite(time_s)) {
+        sim->change_iops[index] = iops;
+        sim->change_collapsed[index] = next_collapsed;
+        schedule(sim, time_s, O_STORAGE, E_STORAGE, index, 0);
+    }
+}
+
+/* --- pods ------------------------------------------------------------------------------- */
+
+void on_pod_created(Sim *sim, int64_t uid) {
+    add_pending(sim, uid);
+    sim->dirty = 1;
+}
+
+static void unlink_bound(Sim *sim, int64_t uid) {
+    Pod *pod = &sim->pods[uid];
+    NodeLive *node = &sim->nodes[pod->node];
+    if (pod->bound_prev != NONE) sim->pods[pod->bound_prev].bound_next = pod->bound_next;
+    else node->bound_head = pod->bound_next;
+    if (pod->bound_next != NONE) sim->pods[pod->bound_next].bound_prev = pod->bound_prev;
+    else node->bound_tail = pod->bound_prev;
+}
+
+/* Simulation.bind: the pod starts after its start-up delay, on one of the node's slots. */
+static void bind(Sim *sim, int64_t uid, int32_t n) {
+    bind_pod(sim, uid, n);
+    Pod *pod = &sim->pods[uid];
+    const TaskSpec *task = &sim->tasks[pod->task];
+    NodeLive *node = &sim->nodes[n];
+    pod->phase = P_STARTING;
+    pod->bound_s = pod->since = sim->now_s;
+    pod->started_s = -1.0;
+    pod->remaining = task->runtimes != NONE
+        ? sim->instance_runtimes_s[task->runtimes + pod->instance] : task->runtime_s;
+    pod->rate = 0.0;
+    pod->version = 0;
+    pod->cpu_used = task->cpu_used;
+    pod->membw_share = task->membw_share;
+    pod->io_share = task->io_share;
+    pod->comm_share = task->comm_share;
+    pod->working = pod->cache = 0;
+    pod->membw = pod->iops = 0.0;
+    pod->pcie = 1.0;
+    pod->group = NONE;
+    pod->bound_prev = node->bound_tail;
+    pod->bound_next = NONE;
+    if (node->bound_tail != NONE) sim->pods[node->bound_tail].bound_next = uid;
+    else node->bound_head = uid;
+    node->bound_tail = uid;
+    schedule(sim, start_time(sim, n), O_START, E_START, uid, pod->version);
+    sim->idle = 0;
+}
+
+/* A pod already off the progress model (or never started) is lost. */
+static void killed(Sim *sim, int64_t uid, int32_t outcome) {
+    Pod *pod = &sim->pods[uid];
+    pod->phase = P_KILLED;
+    pod->version++;
+    unlink_bound(sim, uid);
+    release_pod(sim, uid);
+    record_pod(sim, uid, outcome, sim->now_s, 1);
+    int oom = outcome == R_OOM;
+    if (oom) sim->oom_kill_count++;
+    else sim->fault_kill_count++;
+    if (engine_killed(sim, uid, oom)) sim->restarts++;
+    sim->dirty = 1;
+}
+
+static void on_start(Sim *sim, int64_t uid, int64_t version) {
+    Pod *pod = &sim->pods[uid];
+    if (pod->phase != P_STARTING || version != pod->version) return;
+    NodeLive *node = &sim->nodes[pod->node];
+    if (!node->ready) {  /* bound to a NotReady node: it starts when the node is back */
+        pod->waiting_next = NONE;
+        if (node->waiting_tail != NONE) sim->pods[node->waiting_tail].waiting_next = uid;
+        else node->waiting_head = uid;
+        node->waiting_tail = uid;
+        return;
+    }
+    int32_t count = 0;
+    if (!sim_reserve_scratch(sim, node->running_count + 1)) return;
+    progress_start(sim, uid, sim->scratch, &count);
+    for (int32_t i = 0; i < count; i++) killed(sim, sim->scratch[i], R_OOM);
+}
+
+static void on_complete(Sim *sim, int64_t uid, int64_t version) {
+    Pod *pod = &sim->pods[uid];
+    if (version != pod->version || pod->phase != P_RUNNING) return;
+    progress_stop(sim, uid);
+    pod->phase = P_SUCCEEDED;
+    double now = sim->now_s;
+    unlink_bound(sim, uid);
+    double release_s = sim->p.release_at_poll
+        ? next_poll(now, sim->jobs[pod->job].phase_s, sim->p.poll_interval_s) : now;
+    if (release_s > now) schedule(sim, release_s, O_COMPLETE, E_RELEASE, uid, 0);
+    else release_pod(sim, uid);
+    record_pod(sim, uid, R_SUCCEEDED, now, 1);
+    engine_succeeded(sim, pod->job, pod->task);
+    sim->dirty = 1;
+}
+
+void on_job_ended(Sim *sim, int32_t index) {
+    if (!sim->jobs[index].failed) return;
+    int64_t uid = sim->pending_head;
+    while (uid != NONE) {  /* its pending pods are cancelled, oldest first */
+        int64_t next = sim->pods[uid].pending_next;
+        if (sim->pods[uid].job == index) {
+            remove_pending(sim, uid);
+            record_pod(sim, uid, R_CANCELLED, sim->now_s, 0);
+        }
+        uid = next;
+    }
+}
+
+/* --- background processes ---------------------------------------------------------------- */
+
+static void on_sample(Sim *sim) {
+    sim->tick = sim->dirty = 1;
+    if (sim->p.sample_interval_s > 0.0)
+        schedule(sim, sim->now_s + sim->p.sample_interval_s, O_SAMPLE, E_SAMPLE, 0, 0);
+}
+
+static void on_node_fault(Sim *sim, int32_t n) {
+    set_ready(sim, n, 0);
+    clear_slots(sim, n);
+    if (!sim_reserve_scratch(sim, sim->nodes[n].running_count)) return;
+    progress_stop_all(sim, n, sim->scratch);
+    while (sim->nodes[n].bound_head != NONE && !sim->error)
+        killed(sim, sim->nodes[n].bound_head, R_FAULT);
+    schedule(sim, sim->outage_end[n], O_NODE_READY, E_READY, n, 0);
+}
+
+static void on_node_ready(Sim *sim, int32_t n) {
+    set_ready(sim, n, 1);
+    sim->dirty = 1;
+    clear_slots(sim, n);
+    NodeLive *node = &sim->nodes[n];
+    for (int64_t uid = node->waiting_head; uid != NONE; uid = sim->pods[uid].waiting_next)
+        schedule(sim, start_time(sim, n), O_START, E_START, uid, sim->pods[uid].version);
+    node->waiting_head = node->waiting_tail = NONE;
+    schedule_outage(sim, n, sim->outage_end[n]);
+}
+
+static void handle(Sim *sim, const Event *event) {
+    switch (event->kind) {
+    case E_ARRIVAL: engine_on_arrival(sim, (int32_t)event->arg); break;
+    case E_RETRY: engine_on_retry(sim, event->arg); break;
+    case E_SUBMIT: engine_on_submit(sim, (int32_t)event->arg); break;
+    case E_START: on_start(sim, event->arg, event->aux); break;
+    case E_COMPLETE: on_complete(sim, event->arg, event->aux); break;
+    case E_RELEASE:
+        release_pod(sim, event->arg);
+        sim->dirty = 1;
+        break;
+    case E_FAULT: on_node_fault(sim, (int32_t)event->arg); break;
+    case E_READY: on_node_ready(sim, (int32_t)event->arg); break;
+    case E_STORAGE: {
+        int32_t index = (int32_t)event->arg;
+        progress_set_iops(sim, index, sim->change_iops[index], sim->change_collapsed[index]);
+        schedule_iops_change(sim, index, sim->now_s, sim->change_collapsed[index]);
+        break;
+    }
+    case E_SAMPLE: on_sample(sim); break;
+    default: break;
+    }
+}
+
+/* Kernel.run_instant: every event at the time of the next one. */
+static void run_instant(Sim *sim) {
+    Heap *heap = &sim->heap;
+    double time_s = heap->items[0].time_s;
+    sim->now_s = time_s;
+    while (heap->size > 0 && heap->items[0].time_s <= time_s && !sim->error) {
+        Event event = heap_pop(heap);
+        sim->processed++;
+        handle(sim, &event);
+        if (sim->processed % SIGNAL_CHECK_EVENTS == 0 && PyErr_CheckSignals() != 0) {
+            sim->error = 1;
+            return;
+        }
+    }
+}
+
+/* --- the loop ---------------------------------------------------------------------------- */
+
+static int in_flight(const Sim *sim) {
+    return sim->bound_pods || sim->outstanding || sim->nodes_down;
+}
+
+static int stalled(Sim *sim) {
+    if (in_flight(sim)) return 0;
+    if (sim->pending_count == 0) return 1;
+    if (sim->idle > IDLE_ROUNDS || !could_place_any(sim)) {
+        sim->stalled = 1;
+        sim->stalled_at_s = sim->now_s;
+        sim->stalled_pending = sim->pending_count;
+        return 1;
+    }
+    return 0;
+}
+
+static void finish_run(Sim *sim, double end_s) {
+    sim->done = 1;
+    sim->end_s = end_s;
+}
+
+/* Simulation.advance: run to the next decision point or to the end of the run. */
+static void advance(Sim *sim) {
+    if (!in_flight(sim) && sim->pending_count) sim->idle++;
+    while (!sim->error) {
+        if (sim->tick || sim->pending_count != sim->last_pending) {
+            sample(sim, sim->tick);
+            sim->tick = 0;
+        }
+        if (sim->ended == sim->job_count || (!in_flight(sim) && stalled(sim))) {
+            finish_run(sim, sim->now_s);
+            return;
+        }
+        double next_s = sim->heap.size ? sim->heap.items[0].time_s : INFINITY;
+        if (next_s > sim->p.horizon_s) {
+            finish_run(sim, sim->p.horizon_s > sim->now_s ? sim->p.horizon_s : sim->now_s);
+            return;
+        }
+        if (sim->heap.size) run_instant(sim);
+        if (sim->dirty) {
+            sim->dirty = 0;
+            if (could_place_any(sim)) return;
+        }
+    }
+}
+
+static double seconds(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+
+static void report_progress(Sim *sim, int64_t *reported) {
+    if (sim->progress == NULL || sim->ended == *reported) return;
+    *reported = sim->ended;
+    double share = sim->job_count ? (double)sim->ended / (double)sim->job_count : 1.0;
+    PyObject *result = PyObject_CallFunction(sim->progress, "d", share);
+    if (result == NULL) sim->error = 1;
+    Py_XDECREF(result);
+}
+
+/* run._drive over SimEnv.step: decide, bind, go on at the same decision point while some pod
+ * could be placed, else advance. */
+void sim_drive(Sim *sim) {
+    int64_t reported = -1;
+    advance(sim);
+    while (!sim->done && !sim->error) {
+        int64_t uid;
+        int32_t node;
+        double score, before = seconds();
+        int placed = kube_decide(sim->kube, &sim->view, sim->now_s, &uid, &node, &score);
+        sim->decision_seconds += seconds() - before;
+        if (placed < 0 || sim->error) {
+            sim->error = 1;
+            return;
+        }
+        sim->decisions++;
+        if (placed) {
+            bind(sim, uid, node);
+            if (could_place_any(sim)) {
+                report_progress(sim, &reported);
+                continue;
+            }
+        }
+        advance(sim);
+        report_progress(sim, &reported);
+    }
+}
+
+/* Simulation.close: the last sample, then what was still under way. */
+void sim_close(Sim *sim) {
+    sample(sim, 0);
+    for (int64_t uid = sim->pending_head; uid != NONE; uid = sim->pods[uid].pending_next) {
+        record_pod(sim, uid, R_UNFINISHED, NAN, 0);
+    }
+    for (int32_t n = 0; n < sim->node_count; n++) {
+        for (int64_t uid = sim->nodes[n].bound_head; uid != NONE; uid = sim->pods[uid].bound_next) {
+            int32_t phase = sim->pods[uid].phase;
+            if (phase == P_STARTING || phase == P_RUNNING)
+                record_pod(sim, uid, R_UNFINISHED, sim->now_s, 1);
+        }
+    }
+    if (!sim->done) sim->end_s = sim->now_s;
+}
+
+/* Simulation.__init__ and SimEnv.reset: arrivals, the first scrape, the background processes. */
+void sim_start(Sim *sim) {
+    engine_add(sim);
+    schedule(sim, 0.0, O_SAMPLE, E_SAMPLE, 0, 0);
+    if (sim->p.on_faults)
+        for (int32_t n = 0; n < sim->node_count && !sim->error; n++) schedule_outage(sim, n, 0.0);
+    if (sim->p.on_storage)
+        for (int32_t i = 0; i < sim->pool_count && !sim->error; i++)
+            if (sim->pools[i].shared) schedule_iops_change(sim, i, 0.0, 0);
+}
