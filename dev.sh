@@ -13,11 +13,12 @@ setup() {
   if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -m venv "$VENV"
   fi
-  # Reinstall only when the dependency list changed.
+  # Reinstall only when the dependency list or the native core's sources changed (the install
+  # compiles the core, src/dagpilot/native/csrc, in place), or the compiled core is missing.
   local stamp="$VENV/.dagpilot-installed"
   local want
-  want=$(sha256sum pyproject.toml | cut -d' ' -f1)
-  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  want=$(cat pyproject.toml setup.py src/dagpilot/native/csrc/* | sha256sum | cut -d' ' -f1)
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! compgen -G "src/dagpilot/native/_core.*.so" >/dev/null; then
     "$VENV/bin/pip" install --quiet --upgrade pip
     # torch first and pinned: the CPU build; an unpinned torch pulls a multi-GB CUDA build.
     "$VENV/bin/pip" install --quiet "torch==2.13.0"

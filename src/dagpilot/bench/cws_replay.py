@@ -30,9 +30,10 @@ from dataclasses import dataclass
 from dagpilot.core.config import SimSettings
 from dagpilot.core.job_draft import JobDraft, build
 from dagpilot.core.types import Cluster, Job, Task
+from dagpilot.native import simulate
 from dagpilot.schedulers import build as build_scheduler
 from dagpilot.schedulers import cws_strategy
-from dagpilot.sim import RunRecord, simulate
+from dagpilot.sim import RunRecord
 
 LATE_S = 15.0
 """A task submitted this long after it was ready by the rebuilt DAG is missing a parent."""

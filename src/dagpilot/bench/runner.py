@@ -17,8 +17,8 @@ from dagpilot.core.config import SimSettings
 from dagpilot.core.errors import SpecError
 from dagpilot.core.scheduler import Scheduler
 from dagpilot.core.types import Cluster, Job
+from dagpilot.native import simulate
 from dagpilot.schedulers import SCHEDULERS
-from dagpilot.sim.run import simulate
 
 log = logging.getLogger(__name__)
 

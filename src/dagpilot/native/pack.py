@@ -121,18 +121,19 @@ def _gpu_models(cluster: Cluster) -> dict[str, int]:
 
 def _tasks(jobs: Sequence[Job], cluster: Cluster, settings: SimSettings,
            classes: np.ndarray) -> tuple[Columns, list[int], list[float], list[float], int]:
-    effects, memory_on = settings.effects, settings.physics.effective().memory
     models = _gpu_models(cluster)
     groups: dict[tuple[str, str], int] = {}
-    rows: dict[str, list[Any]] = {name: [] for name in TASK_COLUMNS}
+    derived: dict[int, tuple[Any, ...]] = {}  # by id(task): jobs made from one pool share tasks
+    rows: list[tuple[Any, ...]] = []
     children: list[int] = []
     runtimes: list[float] = []
     instance_iops: list[float] = []
-    first = 0
     for job_index, job in enumerate(jobs):
-        position = {task.id: first + i for i, task in enumerate(job.tasks)}
+        position = {task.id: len(rows) + i for i, task in enumerate(job.tasks)}
         for task in job.tasks:
-            working, cache = physics.memory_footprint(task, effects, memory_on)
+            values = derived.get(id(task))
+            if values is None:
+                values = derived[id(task)] = _derived(task, settings, models)
             group = NONE
             if task.comm_group is not None:
                 group = groups.setdefault((job.id, task.comm_group), len(groups))
@@ -140,35 +141,40 @@ def _tasks(jobs: Sequence[Job], cluster: Cluster, settings: SimSettings,
             if task.instance_runtimes_s:
                 offset = len(runtimes)
                 runtimes.extend(task.instance_runtimes_s)
-                instance_iops.extend(physics.pod_iops(task, runtime, effects)
+                instance_iops.extend(physics.pod_iops(task, runtime, settings.effects)
                                      for runtime in task.instance_runtimes_s)
-            model = task.requests.gpu_model
-            values = (job_index, task.requests.cpu, millicores(task.requests.cpu),
-                      task.requests.memory, task.requests.gpus,
-                      NONE if model is None else models.get(model, len(models)), task.priority,
-                      int(classes[len(rows["job"])]), int(_tolerates_not_ready(task)),
-                      task.instances, task.runtime_s, offset,
-                      task.requests.cpu * task.cpu_intensity, task.membw_intensity,
-                      task.io_intensity, task.comm_share, group, working, cache,
-                      physics.pod_membw_demand(task, effects),
-                      physics.pod_iops(task, task.runtime_s, effects),
-                      int(physics.over_own_limit(task, working, True)), len(task.parents),
-                      len(children), len(task.children))
-            for name, value in zip(TASK_COLUMNS, values, strict=True):
-                rows[name].append(value)
+            rows.append((job_index, int(classes[len(rows)]), offset, group, len(children),
+                         *values))
             children.extend(position[child] for child in task.children)
-        first += len(job.tasks)
-    columns = _typed(rows, floats=("cpu", "runtime_s", "cpu_used", "membw_share", "io_share",
-                                   "comm_share", "membw", "iops"),
+    columns = _typed(dict(zip(TASK_COLUMNS, (list(c) for c in zip(*rows, strict=True)),
+                              strict=True)) if rows else {name: [] for name in TASK_COLUMNS},
+                     floats=("cpu", "runtime_s", "cpu_used", "membw_share", "io_share",
+                             "comm_share", "membw", "iops"),
                      wide=("cpu_m", "memory", "working", "cache"),
                      flags=("tolerates_not_ready", "over_limit"))
     return columns, children, runtimes, instance_iops, len(groups)
 
 
-TASK_COLUMNS = ("job", "cpu", "cpu_m", "memory", "gpus", "gpu_model", "priority", "klass",
-                "tolerates_not_ready", "instances", "runtime_s", "runtimes", "cpu_used",
-                "membw_share", "io_share", "comm_share", "comm_group", "working", "cache",
-                "membw", "iops", "over_limit", "parents", "children", "child_count")
+def _derived(task: Task, settings: SimSettings, models: dict[str, int]) -> tuple[Any, ...]:
+    """What the simulator derives from a task alone (the TASK_COLUMNS after `children`)."""
+    effects = settings.effects
+    working, cache = physics.memory_footprint(task, effects, settings.physics.effective().memory)
+    model = task.requests.gpu_model
+    return (task.requests.cpu, millicores(task.requests.cpu), task.requests.memory,
+            task.requests.gpus, NONE if model is None else models.get(model, len(models)),
+            task.priority, int(_tolerates_not_ready(task)), task.instances, task.runtime_s,
+            task.requests.cpu * task.cpu_intensity, task.membw_intensity, task.io_intensity,
+            task.comm_share, working, cache, physics.pod_membw_demand(task, effects),
+            physics.pod_iops(task, task.runtime_s, effects),
+            int(physics.over_own_limit(task, working, True)), len(task.parents),
+            len(task.children))
+
+
+TASK_COLUMNS = ("job", "klass", "runtimes", "comm_group", "children",  # per job's copy
+                "cpu", "cpu_m", "memory", "gpus", "gpu_model", "priority",  # per task: _derived
+                "tolerates_not_ready", "instances", "runtime_s", "cpu_used", "membw_share",
+                "io_share", "comm_share", "working", "cache", "membw", "iops", "over_limit",
+                "parents", "child_count")
 
 
 def _tolerates_not_ready(task: Task) -> bool:

@@ -9,10 +9,9 @@ for bit (tests/native/test_native_equals_python.py holds them to it).
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -40,8 +39,9 @@ def simulate_native(jobs: Sequence[Job], cluster: Cluster, settings: SimSettings
     check_inputs(jobs, cluster)
     classes, statics = kube_statics(jobs, cluster)
     tables = pack.tables(jobs, cluster, settings, classes, _phases(settings, len(jobs), seed))
-    out: dict[str, Any] = _core.run(pack.params(settings), tables, statics,
-                                    *_callbacks(settings, seed), progress)
+    draws = _draws(settings, seed)
+    out = _core.run(pack.params(settings), tables, statics, draws.normals, draws.outage,
+                    draws.iops, draws.scheduler, progress)
     record = _record(out, jobs, cluster, settings, seed)
     record.wall_seconds = time.perf_counter() - started
     return record
@@ -55,8 +55,16 @@ def _phases(settings: SimSettings, jobs: int, seed: int) -> np.ndarray:
     return stream(seed, "engine").uniform(0.0, interval, jobs)
 
 
-def _callbacks(settings: SimSettings, seed: int) -> tuple[Callable[..., Any], ...]:
-    """The draws the core asks for, from the same streams as the Python simulator's."""
+class Draws(NamedTuple):
+    normals: Callable[[], list[float]]
+    outage: Callable[[float], tuple[float, float] | None]
+    iops: Callable[[float, float, int], tuple[float, float, bool] | None]
+    scheduler: np.random.Generator
+
+
+def _draws(settings: SimSettings, seed: int) -> Draws:
+    """The draws the core asks for, from the same streams as the Python simulator's: callbacks
+    for the rare ones, and the scheduler's Generator, whose bits the core draws itself."""
     startup, faults = stream(seed, "startup"), stream(seed, "faults")
     storage, scheduler = stream(seed, "storage"), stream(seed, "scheduler")
 
@@ -72,14 +80,15 @@ def _callbacks(settings: SimSettings, seed: int) -> tuple[Callable[..., Any], ..
         change = next_iops_change(storage, now_s, nominal, bool(collapsed), settings.storage)
         return None if change is None else (change.time_s, change.iops, change.collapsed)
 
-    def draw(n: int) -> int:
-        return int(scheduler.integers(n))
-
-    return normals, outage, iops, draw
+    return Draws(normals, outage, iops, scheduler)
 
 
-def _optional(value: float) -> float | None:
-    return None if math.isnan(value) else value
+def _optionals(values: np.ndarray) -> list[float | None]:
+    """The floats of a column, NaN (the core's None) as None."""
+    objects = values.astype(object)
+    objects[np.isnan(values)] = None
+    listed: list[float | None] = objects.tolist()
+    return listed
 
 
 def _record(out: dict[str, Any], jobs: Sequence[Job], cluster: Cluster, settings: SimSettings,
@@ -87,10 +96,10 @@ def _record(out: dict[str, Any], jobs: Sequence[Job], cluster: Cluster, settings
     record = RunRecord(SCHEDULER, seed, settings.physics.enabled)
     record.pods = _pods(out, jobs, cluster)
     record.samples = _samples(out)
-    finish = np.frombuffer(out["job_finish_s"], dtype=np.float64).tolist()
+    finish = _optionals(np.frombuffer(out["job_finish_s"], dtype=np.float64))
     failed = np.frombuffer(out["job_failed"], dtype=np.uint8).tolist()
     for job, finish_s, job_failed in zip(jobs, finish, failed, strict=True):
-        record.jobs.append(JobRecord(job.id, job.arrival_s, _optional(finish_s),
+        record.jobs.append(JobRecord(job.id, job.arrival_s, finish_s,
                                      job.critical_path_s, job.total_work_core_s,
                                      failed=bool(job_failed)))
         if job_failed:
@@ -108,24 +117,26 @@ def _record(out: dict[str, Any], jobs: Sequence[Job], cluster: Cluster, settings
 
 
 def _pods(out: dict[str, Any], jobs: Sequence[Job], cluster: Cluster) -> list[PodRecord]:
-    tasks = [(job, task) for job in jobs for task in job.tasks]
-    pod_task = np.frombuffer(out["pod_task"], dtype=np.int32).tolist()
-    pod_instance = np.frombuffer(out["pod_instance"], dtype=np.int32).tolist()
-    pod_attempt = np.frombuffer(out["pod_attempt"], dtype=np.int32).tolist()
-    pod_created = np.frombuffer(out["pod_created_s"], dtype=np.float64).tolist()
-    names = [node.name for node in cluster.nodes]
+    """The PodRecords, in the order the core wrote them; NaN stands for None."""
+    names = [f"{job.id}/{task.id}" for job in jobs for task in job.tasks]
+    ids = [(job.id, task.id, task.instances > 1) for job in jobs for task in job.tasks]
+    of_pod = [np.frombuffer(out[f"pod_{name}"], dtype=dtype).tolist() for name, dtype in (
+        ("task", np.int32), ("instance", np.int32), ("attempt", np.int32),
+        ("created_s", np.float64))]
+    pod_task, pod_instance, pod_attempt, pod_created = of_pod
+    nodes = [node.name for node in cluster.nodes]
     columns = [np.frombuffer(out[f"record_{name}"], dtype=dtype).tolist() for name, dtype in (
-        ("uid", np.int64), ("node", np.int32), ("outcome", np.int32), ("bound_s", np.float64),
-        ("started_s", np.float64), ("finished_s", np.float64), ("ended_s", np.float64))]
+        ("uid", np.int64), ("node", np.int32), ("outcome", np.int32))]
+    columns += [_optionals(np.frombuffer(out[f"record_{name}"], dtype=np.float64))
+                for name in ("bound_s", "started_s", "finished_s", "ended_s")]
     pods = []
     for uid, node, outcome, bound_s, started_s, finished_s, ended_s in zip(*columns, strict=True):
-        job, task = tasks[pod_task[uid]]
-        instance = pod_instance[uid]
-        suffix = f"-{instance}" if task.instances > 1 else ""
-        pods.append(PodRecord(f"{job.id}/{task.id}{suffix}", job.id, task.id, pod_attempt[uid],
-                              names[node] if node >= 0 else None, pod_created[uid],
-                              _optional(bound_s), _optional(started_s), _optional(finished_s),
-                              OUTCOMES[outcome], _optional(ended_s)))
+        task = pod_task[uid]
+        job_id, task_id, several = ids[task]
+        name = f"{names[task]}-{pod_instance[uid]}" if several else names[task]
+        pods.append(PodRecord(
+            name, job_id, task_id, pod_attempt[uid], nodes[node] if node >= 0 else None,
+            pod_created[uid], bound_s, started_s, finished_s, OUTCOMES[outcome], ended_s))
     return pods
 
 

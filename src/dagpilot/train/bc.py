@@ -22,9 +22,10 @@ from dagpilot.core.config import SimSettings
 from dagpilot.core.scheduler import Placement, Scheduler
 from dagpilot.core.types import Cluster
 from dagpilot.core.view import ClusterView
+from dagpilot.native import simulate
 from dagpilot.policy import PolicyInput, PolicyNet, collate, greedy
 from dagpilot.schedulers import build
-from dagpilot.sim import SimEnv, simulate
+from dagpilot.sim import SimEnv
 from dagpilot.sim.streams import stream
 from dagpilot.state import Normaliser
 from dagpilot.train.config import BCSettings

@@ -23,9 +23,10 @@ from dagpilot.agent import Agent, DagpilotScheduler
 from dagpilot.core.config import SimSettings
 from dagpilot.core.scheduler import Scheduler
 from dagpilot.core.types import Cluster
+from dagpilot.native import simulate
 from dagpilot.policy import PolicyNet
 from dagpilot.schedulers import build
-from dagpilot.sim import RunRecord, simulate
+from dagpilot.sim import RunRecord
 from dagpilot.state import Normaliser
 from dagpilot.train.scenarios import EpisodeTask
 

@@ -567,9 +567,20 @@ static int32_t feasible_nodes(Kube *k, int32_t klass, const NodeView *nodes)
 
 /* ---- scores ------------------------------------------------------------------------------ */
 
-/* Python's float floor division (float_floor_div), which numpy's floor_divide also follows. */
+/* Whether x holds an integer of magnitude below 2**52. */
+static int small_integer(double x)
+{
+    return fabs(x) < 0x1p52 && (double)(int64_t)x == x;
+}
+
+/* Python's float floor division (float_floor_div), which numpy's floor_divide also follows.
+ * The scores divide integers held in doubles; for those below 2**52 the rounded quotient
+ * cannot cross an integer, so floor(vx / wx) is the same number (zero's sign included) without
+ * the slow fmod. */
 static double floor_div(double vx, double wx)
 {
+    if (wx >= 1.0 && small_integer(vx) && small_integer(wx))
+        return floor(vx / wx);
     double mod = fmod(vx, wx);
     double div = (vx - mod) / wx;
     if (mod != 0.0 && ((wx < 0) != (mod < 0)))

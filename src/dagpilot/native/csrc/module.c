@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "draw.h"
 #include "kube.h"
 #include "run.h"
 #include "sim.h"
@@ -176,17 +177,7 @@ static int read_params(PyObject *d, Params *p) {
 /* --- set-up and tear-down ---------------------------------------------------------------- */
 
 static int64_t draw_integer(void *context, int64_t n) {
-    Sim *sim = context;
-    if (sim->error) return 0;
-    PyObject *result = PyObject_CallFunction(sim->draw, "L", (long long)n);
-    if (result == NULL) {
-        sim->error = 1;
-        return 0;
-    }
-    long long value = PyLong_AsLongLong(result);
-    Py_DECREF(result);
-    if (value == -1 && PyErr_Occurred()) sim->error = 1;
-    return value;
+    return draw_below(context, n);
 }
 
 static void sim_free(Sim *sim) {
@@ -382,23 +373,26 @@ static PyObject *results(Sim *sim, int interrupted) {
     return out;
 }
 
-/* run(params, tables, statics, normals, next_outage, next_iops, draw, progress) -> dict */
+/* run(params, tables, statics, normals, next_outage, next_iops, scheduler_rng, progress) -> dict
+ * scheduler_rng: the numpy Generator of the scheduler's stream (tie-breaks are drawn from its
+ * bit generator in C). */
 static PyObject *run(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *params, *tables, *statics, *progress;
+    PyObject *params, *tables, *statics, *scheduler_rng, *progress;
     Sim sim;
     memset(&sim, 0, sizeof(sim));
     if (!PyArg_ParseTuple(args, "O!O!OOOOOO", &PyDict_Type, &params, &PyDict_Type, &tables,
-                          &statics, &sim.normals, &sim.next_outage, &sim.next_iops, &sim.draw,
+                          &statics, &sim.normals, &sim.next_outage, &sim.next_iops, &scheduler_rng,
                           &progress))
         return NULL;
     sim.progress = progress == Py_None ? NULL : progress;
     PyObject *out = NULL;
-    if (read_params(params, &sim.p) && read_inputs(&sim, tables)) {
+    BitGen *bitgen = bitgen_of(scheduler_rng);
+    if (bitgen != NULL && read_params(params, &sim.p) && read_inputs(&sim, tables)) {
         if (!init_engine(&sim) || !init_state(&sim)) {
             PyErr_NoMemory();
         } else if ((sim.kube = kube_new(statics, sim.tasks, sim.task_count, sim.node_count,
-                                        draw_integer, &sim)) != NULL) {
+                                        draw_integer, bitgen)) != NULL) {
             sim_start(&sim);
             if (!sim.error) sim_drive(&sim);
             int interrupted = 0;
@@ -417,8 +411,23 @@ static PyObject *run(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* draw_below(generator, n): one tie-break draw, for the test that holds it to numpy's. */
+static PyObject *draw_below_py(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *generator;
+    long long n;
+    if (!PyArg_ParseTuple(args, "OL", &generator, &n)) return NULL;
+    if (n < 1 || n > 4294967296LL) {
+        PyErr_SetString(PyExc_ValueError, "draw_below needs 1 <= n <= 2**32");
+        return NULL;
+    }
+    BitGen *bitgen = bitgen_of(generator);
+    return bitgen == NULL ? NULL : PyLong_FromLongLong(draw_below(bitgen, n));
+}
+
 static PyMethodDef METHODS[] = {
     {"run", run, METH_VARARGS, "One native run of kube-default; see dagpilot.native.run."},
+    {"draw_below", draw_below_py, METH_VARARGS, "Generator.integers(n), one draw, in C."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_core",

@@ -168,7 +168,6 @@ typedef struct Sim {
     Py_ssize_t normal_next;
     PyObject *next_outage;    /* callable(after_s) -> (start, end) or None */
     PyObject *next_iops;      /* callable(now_s, nominal, collapsed) -> (time, iops, collapsed) or None */
-    PyObject *draw;           /* callable(n) -> int in [0, n): the scheduler's tie-breaks */
     PyObject *progress;       /* callable(share) or None */
     struct Kube *kube;
     int error;                /* a Python exception is set */

@@ -1,0 +1,26 @@
+/* numpy's Generator.integers(n), one draw, in C over the generator's own bit generator, so that
+ * the scheduler's tie-breaks take the same bits as the Python scheduler's (Lemire's bounded
+ * method on 32-bit draws, as numpy's random_bounded_uint64_fill does for ranges < 2^32). */
+#ifndef DAGPILOT_DRAW_H
+#define DAGPILOT_DRAW_H
+
+#include <Python.h>
+#include <stdint.h>
+
+/* numpy/random/bitgen.h's bitgen_t, whose layout numpy documents for C extensions. */
+typedef struct {
+    void *state;
+    uint64_t (*next_uint64)(void *state);
+    uint32_t (*next_uint32)(void *state);
+    double (*next_double)(void *state);
+    uint64_t (*next_raw)(void *state);
+} BitGen;
+
+/* The bit generator of a numpy Generator (its `bit_generator.capsule`), or NULL with a Python
+ * exception set. The Generator must outlive its use. */
+BitGen *bitgen_of(PyObject *generator);
+
+/* A uniform integer in [0, n), 1 <= n <= 2^32, taking the bits Generator.integers(n) takes. */
+int64_t draw_below(BitGen *bitgen, int64_t n);
+
+#endif
