@@ -2,7 +2,10 @@
 
     taskset -c 0 .venv/bin/python bench/sim_speed.py [--quick] [--skip-memory] [--repeat N]
 
-Three measurements, printed as tables and written to bench/out/sim_speed.json:
+kube-default runs in the native core (dagpilot.native: what `dagpilot bench` and `dagpilot run`
+use for it); each measurement also runs the Python simulator on the same inputs, as the baseline
+of the same run, and checks that both give the same record. Three measurements, printed as
+tables and written to bench/out/sim_speed.json:
 
 1. Throughput with `kube-default` on `builtin:scale-100`: the built-in archetype mix arriving as
    a Poisson process at 0.8 of the cluster's cores (the arrival module's rate; the GPUs are
@@ -40,8 +43,10 @@ import numpy as np
 from dagpilot.clusters import load_cluster
 from dagpilot.core.config import SimSettings
 from dagpilot.core.types import Cluster, Job
+from dagpilot.native.run import simulate_native
 from dagpilot.schedulers import SCHEDULERS
 from dagpilot.sim.kernel import Kernel
+from dagpilot.sim.record import RunRecord
 from dagpilot.sim.run import simulate
 from dagpilot.workloads import load
 from dagpilot.workloads.arrivals import ArrivalSpec, assign_arrivals
@@ -56,10 +61,18 @@ SCALING_NODES = (10, 100, 1000, 5000)
 MIN_HORIZON_S = 1800.0  # the largest clusters still see jobs finish
 MEMORY_TASKS = 100_000
 MEMORY_NODES = 100  # decisions cost grows with nodes; the trace size is what memory is about
+ENGINES = ("native", "python")
 
 
-def throughput(nodes: int, horizon_s: float, pool: list[Job], seed: int = 0,
-               physics: bool = True) -> dict[str, Any]:
+def run_engine(engine: str, jobs: list[Job], cluster: Cluster, settings: SimSettings,
+               seed: int) -> RunRecord:
+    if engine == "native":
+        return simulate_native(jobs, cluster, settings, seed)
+    return simulate(jobs, cluster, SCHEDULERS[SCHEDULER](), settings, seed)
+
+
+def throughput(nodes: int, horizon_s: float, pool: list[Job], *, seed: int = 0,
+               physics: bool = True, engine: str = "native") -> dict[str, Any]:
     """One run of kube-default on `builtin:scale-N`; events, wall seconds, events per second."""
     cluster = load_cluster(f"builtin:scale-{nodes}")
     jobs = arrivals(pool, cluster, horizon_s, seed)
@@ -67,9 +80,10 @@ def throughput(nodes: int, horizon_s: float, pool: list[Job], seed: int = 0,
     if not physics:
         settings = settings.without_physics()
     cpu_before = time.process_time()
-    record = simulate(jobs, cluster, SCHEDULERS[SCHEDULER](), settings, seed)
+    record = run_engine(engine, jobs, cluster, settings, seed)
     cpu_s = time.process_time() - cpu_before  # below the wall time when the core is shared
-    return {"nodes": nodes, "horizon_s": horizon_s, "physics": physics, "jobs": len(jobs),
+    return {"engine": engine, "nodes": nodes, "horizon_s": horizon_s, "physics": physics,
+            "jobs": len(jobs), "fingerprint": fingerprint(record),
             "pods": len(record.pods), "events": record.events, "wall_s": record.wall_seconds,
             "cpu_s": cpu_s, "events_per_s": record.events / record.wall_seconds,
             # the simulator alone: the wall time minus the time spent inside Scheduler.decide
@@ -79,13 +93,19 @@ def throughput(nodes: int, horizon_s: float, pool: list[Job], seed: int = 0,
             "decisions": record.decisions, "decision_s": record.decision_seconds}
 
 
-def reference_runs(pool: list[Job], horizon_s: float, repeat: int,
-                   physics: bool) -> dict[str, Any]:
+def fingerprint(record: RunRecord) -> int:
+    """A hash of what the run produced (not how long it took): equal runs, equal prints."""
+    return hash((tuple(record.pods), tuple(record.samples), tuple(record.jobs), record.events,
+                 record.decisions))
+
+
+def reference_runs(pool: list[Job], horizon_s: float, repeat: int, physics: bool,
+                   engine: str = "native") -> dict[str, Any]:
     """`repeat` runs of the reference, each followed by the bare kernel on as many events; the
     median run (by events/s) with the range of the figures over the runs."""
     runs = []
     for _ in range(repeat):
-        run = throughput(REFERENCE_NODES, horizon_s, pool, physics=physics)
+        run = throughput(REFERENCE_NODES, horizon_s, pool, physics=physics, engine=engine)
         run["kernel_events_per_s"] = kernel_baseline(run["events"])["events_per_s"]
         run["share_of_kernel_speed"] = run["events_per_s"] / run["kernel_events_per_s"]
         runs.append(run)
@@ -136,7 +156,7 @@ def memory_child(tasks: int, nodes: int) -> dict[str, Any]:
     cluster = load_cluster(f"builtin:scale-{nodes}")
     timed = arrivals(jobs, cluster, None, 0)
     loaded = time.perf_counter() - started
-    record = simulate(timed, cluster, SCHEDULERS[SCHEDULER](), SimSettings(), 0)
+    record = run_engine("native", timed, cluster, SimSettings(), 0)
     return {"tasks": count, "jobs": len(jobs), "pods": len(record.pods), "nodes": nodes,
             "events": record.events, "load_s": loaded, "simulate_s": record.wall_seconds,
             "unfinished_jobs": sum(1 for job in record.jobs if job.finish_s is None),
@@ -172,15 +192,22 @@ def main() -> None:
     pool = load(POOL)
     reference = reference_runs(pool, REFERENCE_HORIZON_S * scale, options.repeat, physics=True)
     print_reference(reference)
+    python = reference_runs(pool, REFERENCE_HORIZON_S * scale, 1, physics=True, engine="python")
+    print_reference(python)
+    print_ratio(reference, python)
     ideal = reference_runs(pool, REFERENCE_HORIZON_S * scale, 1, physics=False)
     print_reference(ideal)
+    ideal_python = reference_runs(pool, REFERENCE_HORIZON_S * scale, 1, physics=False,
+                                  engine="python")
+    print_ratio(ideal, ideal_python)
     baseline = kernel_baseline(reference["events"])
     print_scaling_header()
     scaling = []
     for nodes in SCALING_NODES:
         horizon = scale * max(REFERENCE_HORIZON_S * REFERENCE_NODES / nodes, MIN_HORIZON_S)
-        scaling.append(throughput(nodes, horizon, pool))
-        print_scaling(scaling[-1])
+        pair = [throughput(nodes, horizon, pool, engine=engine) for engine in ENGINES]
+        scaling.extend(pair)
+        print_scaling(*pair)
     peak = None if options.skip_memory else memory(
         int(MEMORY_TASKS * (0.05 if options.quick else 1.0)), MEMORY_NODES)
     if peak:
@@ -192,15 +219,23 @@ def main() -> None:
     options.out.write_text(json.dumps({
         "machine": {"python": platform.python_version(), "cpu": platform.processor(),
                     "cores_visible": len(os.sched_getaffinity(0))},
-        "reference": reference, "reference_physics_off": ideal, "kernel_baseline": baseline,
+        "reference": reference, "reference_python": python, "reference_physics_off": ideal,
+        "reference_physics_off_python": ideal_python, "kernel_baseline": baseline,
         "scaling": scaling,
         "memory": peak}, indent=2) + "\n")
     print(f"wrote {options.out}")
 
 
+def print_ratio(native: dict[str, Any], python: dict[str, Any]) -> None:
+    same = native["fingerprint"] == python["fingerprint"]
+    print(f"  native / python: {native['events_per_s'] / python['events_per_s']:.1f}x the "
+          f"events per wall second, {python['cpu_s'] / native['cpu_s']:.1f}x less CPU; "
+          f"records {'equal' if same else 'DIFFERENT'}")
+
+
 def print_reference(row: dict[str, Any]) -> None:
     low, high = row["events_per_s_range"]
-    print(f"{SCHEDULER} on builtin:scale-{row['nodes']}, physics "
+    print(f"[{row['engine']}] {SCHEDULER} on builtin:scale-{row['nodes']}, physics "
           f"{'on' if row['physics'] else 'off'}: {row['events']:,} events in "
           f"{row['wall_s']:.2f} s (cpu {row['cpu_s']:.2f} s) = {row['events_per_s']:,.0f} "
           f"events/s, median of {row['runs']} (range {low:,.0f}-{high:,.0f}); "
@@ -212,14 +247,16 @@ def print_reference(row: dict[str, Any]) -> None:
 
 def print_scaling_header() -> None:
     print(f"{'nodes':>6} {'horizon s':>10} {'pods':>9} {'events':>10} {'wall s':>8} "
-          f"{'events/s':>10} {'sim only':>10} {'pods/s':>8} {'decide %':>9}")
+          f"{'events/s':>10} {'CPU s':>7} {'decide %':>9} {'python s':>9} {'ratio':>6} "
+          f"{'equal':>6}")
 
 
-def print_scaling(row: dict[str, Any]) -> None:
+def print_scaling(row: dict[str, Any], python: dict[str, Any]) -> None:
     print(f"{row['nodes']:>6} {row['horizon_s']:>10.0f} {row['pods']:>9,} {row['events']:>10,} "
-          f"{row['wall_s']:>8.2f} {row['events_per_s']:>10,.0f} "
-          f"{row['sim_events_per_s']:>10,.0f} {row['pods_per_s']:>8,.0f} "
-          f"{row['decision_s'] / row['wall_s']:>9.0%}")
+          f"{row['wall_s']:>8.2f} {row['events_per_s']:>10,.0f} {row['cpu_s']:>7.2f} "
+          f"{row['decision_s'] / row['wall_s']:>9.0%} {python['wall_s']:>9.2f} "
+          f"{python['wall_s'] / row['wall_s']:>5.1f}x "
+          f"{row['fingerprint'] == python['fingerprint']!s:>6}")
 
 
 if __name__ == "__main__":
