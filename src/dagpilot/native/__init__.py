@@ -1,9 +1,9 @@
 """The native simulator core: `kube-default` runs in C, equal to the Python simulator's runs.
 
 `simulate` is `dagpilot.sim.run.simulate` that takes the native path when it can: the
-scheduler is `kube-default`, the compiled core was built with the package, and
-DAGPILOT_NATIVE is not "0". Every other scheduler (the DRL policy, the other baselines) runs in
-the Python simulator, which stays the reference.
+scheduler is `kube-default`, the compiled core was built with the package, DAGPILOT_NATIVE is
+not "0", and no node has more than 64 GPUs. Every other scheduler (the DRL policy, the other
+baselines) runs in the Python simulator, which stays the reference.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dagpilot.core.config import SimSettings
 from dagpilot.core.scheduler import Scheduler
 from dagpilot.core.types import Cluster, Job
+from dagpilot.native import pack
 from dagpilot.native.run import SCHEDULER, simulate_native
 from dagpilot.schedulers import kube_default
 from dagpilot.schedulers.list_scheduler import ListScheduler
@@ -39,7 +40,8 @@ def supports(scheduler: Scheduler) -> bool:
 
 def simulate(jobs: Sequence[Job], cluster: Cluster, scheduler: Scheduler, settings: SimSettings,
              seed: int, *, progress: Callable[[float], None] | None = None) -> RunRecord:
-    """One run, natively when `supports(scheduler)` and `available()`; the same RunRecord."""
-    if supports(scheduler) and available():
+    """One run, natively when `supports(scheduler)`, `available()` and the core can hold the
+    cluster (`pack.supported`); the same RunRecord either way."""
+    if supports(scheduler) and available() and pack.supported(cluster):
         return simulate_native(jobs, cluster, settings, seed, progress=progress)
     return simulate_python(jobs, cluster, scheduler, settings, seed, progress=progress)

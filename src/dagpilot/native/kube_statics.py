@@ -66,6 +66,7 @@ def kube_statics(jobs: Sequence[Job], cluster: Cluster) -> tuple[npt.NDArray[np.
             classes[key] = len(firsts)
             firsts.append(task)
         klass[index] = classes[key]
+    # PrioritySort reads the pod's priority; every pod of a task has the same (a stand-in pod).
     priority = np.array([pod_priority(PodRef(0, job, task, 0, 0.0))
                          for job in jobs for task in job.tasks], dtype=np.int64)
     statics = _class_arrays(firsts) | _constraint_arrays(firsts, nodes)

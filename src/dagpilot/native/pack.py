@@ -19,6 +19,12 @@ from dagpilot.sim.nodes import millicores
 Columns = dict[str, np.ndarray]
 NONE = -1
 NORMAL_BLOCK = 1024  # streams.NormalBuffer's block size: the same draws in the same blocks
+MAX_GPUS_PER_NODE = 64  # the core keeps a node's GPUs as the bits of one 64-bit word
+
+
+def supported(cluster: Cluster) -> bool:
+    """Whether the core can hold the cluster (else the run takes the Python path)."""
+    return all(len(spec.gpus) <= MAX_GPUS_PER_NODE for spec in cluster.nodes)
 
 
 def params(settings: SimSettings) -> dict[str, float]:

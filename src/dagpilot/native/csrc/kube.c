@@ -1,9 +1,11 @@
 /* kube-default's decisions in C: the results of the Python scheduler's incremental caches
- * (NodeLog, LiveMask, TopNodes, live totals), recomputed with plain loops over the nodes.
+ * (NodeLog, LiveMask, TopNodes, live totals), recomputed with plain loops over the nodes; only
+ * the allocation scores are kept per class and node until the node's allocation changes.
  *
  * Every float expression keeps the order of operations of the Python (numpy) code it mirrors,
  * so the doubles, and therefore the ties and the draws, are the same. Build without
- * -ffast-math and without FP contraction (-std=c99 implies -ffp-contract=off in gcc). */
+ * -ffast-math, and with -ffp-contract=off where FMA is in the base instruction set (arm64):
+ * no product here feeds a sum except of small integers, but nothing should depend on that. */
 #include "kube.h"
 
 #include <math.h>
@@ -56,6 +58,15 @@ typedef struct {
 
 enum { ABSENT = 0, JOINED = 1, KNOWN = 2 };
 
+/* A class's allocation totals on each node, valid while the node's row_version is `version`
+ * (0: never computed): only the nodes whose allocation changed are scored again. */
+typedef struct {
+    double *total;              /* [N] */
+    uint64_t *version;          /* [N] */
+} TotalsCache;
+
+#define CACHE_ENTRIES (1 << 22) /* node entries over all classes' caches (64 MiB at most) */
+
 /* A pending pod by uid: JOINED since the last decide, or KNOWN to the queue (PendingSync). */
 typedef struct {
     PendingPod pod;
@@ -73,6 +84,9 @@ struct Kube {
     int observed;               /* NodeLog: the rows below are those of the previous decide */
     double *last_allocated;     /* [N * 3] */
     uint8_t *last_ready;        /* [N] */
+    uint64_t *row_version;      /* [N] bumped when the node's allocated row changes */
+    TotalsCache *caches;        /* [C] allocation totals per class, made on first use */
+    int64_t cache_budget;       /* node entries the caches may still take */
     Slot *slots;                /* by uid */
     int64_t slot_count;
     int64_t *pending, pending_count, pending_capacity;  /* uids in view.pending */
@@ -81,11 +95,14 @@ struct Kube {
     Group *groups;
     int32_t group_count, group_capacity;
     int32_t *class_groups;      /* [C] first slot of each class */
+    uint8_t *exact;             /* [C] exact_total serves the class (find_exact_classes) */
     uint8_t *feasible;          /* scratch, [N] each */
     int32_t *candidates, *winners;
     double *totals, *normalised;
     int failed;                 /* out of memory in a void call: kube_decide reports it */
 };
+
+static void find_exact_classes(Kube *k);
 
 /* ---- reading the statics ----------------------------------------------------------------- */
 
@@ -168,6 +185,10 @@ static int read_statics(Kube *k, PyObject *statics)
     s->capacity_positive = *positive;
     free(limit);
     free(positive);
+    if (s->limit < 1 && k->node_count > 0) {
+        PyErr_SetString(PyExc_ValueError, "kube statics: nodes_to_find must be positive");
+        return -1;
+    }
     Py_ssize_t d_n2[2] = {n, 2};
     if (!(s->capacity_milli = read_array(statics, "capacity_milli", 'd', 8, 2, d_n2)) ||
         !(s->priority = read_array(statics, "priority", 'q', 8, 1, d_t)) ||
@@ -233,7 +254,12 @@ Kube *kube_new(PyObject *statics, const TaskSpec *tasks, int32_t task_count, int
     k->totals = zeroed(n, sizeof(double));
     k->normalised = zeroed(n, sizeof(double));
     k->class_groups = zeroed((size_t)k->class_count, sizeof(int32_t));
-    if (!k->last_allocated || !k->last_ready || !k->feasible || !k->candidates || !k->winners ||
+    k->exact = zeroed((size_t)k->class_count, 1);
+    k->row_version = zeroed(n, sizeof(uint64_t));
+    k->caches = zeroed((size_t)k->class_count, sizeof(TotalsCache));
+    k->cache_budget = CACHE_ENTRIES;
+    if (!k->exact || !k->row_version || !k->caches ||
+        !k->last_allocated || !k->last_ready || !k->feasible || !k->candidates || !k->winners ||
         !k->totals || !k->normalised || !k->class_groups) {
         kube_free(k);
         PyErr_NoMemory();
@@ -241,6 +267,9 @@ Kube *kube_new(PyObject *statics, const TaskSpec *tasks, int32_t task_count, int
     }
     for (int32_t c = 0; c < k->class_count; c++)
         k->class_groups[c] = NONE;
+    for (size_t i = 0; i < n; i++)
+        k->row_version[i] = 1;
+    find_exact_classes(k);
     return k;
 }
 
@@ -254,9 +283,14 @@ void kube_free(Kube *k)
                      s->static_raw, s->static_constant, s->static_weight, s->static_reverse,
                      s->separable_constant, k->last_allocated, k->last_ready, k->slots,
                      k->pending, k->joined, k->class_groups, k->feasible, k->candidates,
-                     k->winners, k->totals, k->normalised};
+                     k->winners, k->totals, k->normalised, k->exact, k->row_version};
     for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
         free(owned[i]);
+    for (int32_t c = 0; k->caches != NULL && c < k->class_count; c++) {
+        free(k->caches[c].total);
+        free(k->caches[c].version);
+    }
+    free(k->caches);
     for (int32_t g = 0; g < k->group_count; g++)
         free(k->groups[g].heap);
     free(k->groups);
@@ -513,22 +547,32 @@ static int32_t queue_best(const Kube *k)
 /* ---- NodeLog ----------------------------------------------------------------------------- */
 
 /* NodeLog.observe: whether some node's allocation fell by more than SLACK, or a node became
- * Ready, since the previous decide (the first decide counts as freed). */
+ * Ready, since the previous decide (the first decide counts as freed). Bumps the row version
+ * of every node whose allocation changed, for the totals caches; copies only changed rows. */
 static int observe(Kube *k, const NodeView *nodes)
 {
     size_t n = (size_t)k->node_count;
-    int freed = !k->observed;
-    for (size_t i = 0; k->observed && i < n; i++) {
-        const double *now = nodes->allocated + 3 * i, *old = k->last_allocated + 3 * i;
-        if (now[0] < old[0] - SLACK || now[1] < old[1] - SLACK || now[2] < old[2] - SLACK ||
-            (nodes->ready[i] && !k->last_ready[i])) {
-            freed = 1;
-            break;
+    if (!k->observed) {
+        memcpy(k->last_allocated, nodes->allocated, n * 3 * sizeof(double));
+        memcpy(k->last_ready, nodes->ready, n);
+        k->observed = 1;
+        return 1;
+    }
+    int freed = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double *now = nodes->allocated + 3 * i;
+        double *old = k->last_allocated + 3 * i;
+        if (memcmp(now, old, 3 * sizeof(double)) != 0) {
+            k->row_version[i]++;
+            freed |= now[0] < old[0] - SLACK || now[1] < old[1] - SLACK ||
+                     now[2] < old[2] - SLACK;
+            memcpy(old, now, 3 * sizeof(double));
+        }
+        if (nodes->ready[i] != k->last_ready[i]) {
+            freed |= nodes->ready[i] && !k->last_ready[i];
+            k->last_ready[i] = nodes->ready[i];
         }
     }
-    memcpy(k->last_allocated, nodes->allocated, n * 3 * sizeof(double));
-    memcpy(k->last_ready, nodes->ready, n);
-    k->observed = 1;
     return freed;
 }
 
@@ -642,11 +686,92 @@ static double balanced_allocation(const Kube *k, int32_t klass, int32_t node, co
     return floor((1 - std) * MAX_NODE_SCORE);
 }
 
+/* Below this, milli-CPU and byte amounts, added and times 100, stay integers below 2**52, where
+ * the quotient of two of them rounds without crossing an integer: floor(a / b) is then exactly
+ * Python's a // b, with neither fmod nor checks. */
+#define EXACT_BOUND 0x1p44
+
+static int exact_amount(double x)
+{
+    return x >= 0.0 && x < EXACT_BOUND && (double)(int64_t)x == x;
+}
+
+/* Whether the fast allocation total serves each class on every node (the bound rows are
+ * checked as they come): positive integral capacities, integral requests, below EXACT_BOUND. */
+static void find_exact_classes(Kube *k)
+{
+    int capacities = k->s.capacity_positive;
+    for (int32_t i = 0; capacities && i < 2 * k->node_count; i++)
+        capacities = exact_amount(k->s.capacity_milli[i]) && k->s.capacity_milli[i] >= 1.0;
+    for (int32_t c = 0; c < k->class_count; c++) {
+        const double *least = k->s.request_least + 2 * c;
+        const double *balanced = k->s.request_balanced + 2 * c;
+        k->exact[c] = (uint8_t)(capacities && exact_amount(least[0]) && exact_amount(least[1]) &&
+                                exact_amount(balanced[0]) && exact_amount(balanced[1]));
+    }
+}
+
+/* LeastAllocated + BalancedAllocation for an exact class, the same operations as the general
+ * functions above with floor_div(a, b) as floor(a / b). */
+static inline double exact_total(const Kube *k, int32_t klass, const double *capacity, double milli,
+                          double bytes)
+{
+    const double *least = k->s.request_least + 2 * klass;
+    const double *balanced = k->s.request_balanced + 2 * klass;
+    double cpu = floor((capacity[0] - (milli + least[0])) * MAX_NODE_SCORE / capacity[0]);
+    double memory = floor((capacity[1] - (bytes + least[1])) * MAX_NODE_SCORE / capacity[1]);
+    if (k->s.clip[klass]) {
+        cpu = cpu < 0.0 ? 0.0 : cpu;
+        memory = memory < 0.0 ? 0.0 : memory;
+    }
+    double std = fabs(((milli + balanced[0]) / capacity[0] -
+                       (bytes + balanced[1]) / capacity[1]) / 2);
+    return floor((cpu + memory) / 2.0) + floor((1 - std) * MAX_NODE_SCORE);
+}
+
 /* The allocation scores' raw total on one node (Scoring's live totals). */
-static double allocation_total(const Kube *k, int32_t klass, int32_t node, const NodeView *nodes)
+static inline double allocation_total(const Kube *k, int32_t klass, int32_t node, const NodeView *nodes)
 {
     const double *bound = nodes->allocated + 3 * node;
+    if (k->exact[klass]) {
+        double milli = rint(bound[0] * 1000.0), bytes = rint(bound[1] * 1.0);
+        if (milli >= 0.0 && milli < EXACT_BOUND && bytes >= 0.0 && bytes < EXACT_BOUND)
+            return exact_total(k, klass, k->s.capacity_milli + 2 * node, milli, bytes);
+    }
     return least_allocated(k, klass, node, bound) + balanced_allocation(k, klass, node, bound);
+}
+
+/* The class's totals cache, made on first use; NULL when the budget is spent or memory is short
+ * (the totals are then computed afresh: the same numbers). */
+static TotalsCache *cache_of(Kube *k, int32_t klass)
+{
+    TotalsCache *cache = &k->caches[klass];
+    if (cache->total == NULL && k->cache_budget >= k->node_count) {
+        cache->total = zeroed((size_t)k->node_count, sizeof(double));
+        cache->version = zeroed((size_t)k->node_count, sizeof(uint64_t));
+        if (cache->total == NULL || cache->version == NULL) {
+            free(cache->total);
+            free(cache->version);
+            cache->total = NULL;
+            cache->version = NULL;
+            return NULL;
+        }
+        k->cache_budget -= k->node_count;
+    }
+    return cache->total != NULL ? cache : NULL;
+}
+
+/* allocation_total through the class's cache: recomputed only where the row changed. */
+static double cached_total(const Kube *k, TotalsCache *cache, int32_t klass, int32_t node,
+                           const NodeView *nodes)
+{
+    if (cache == NULL)
+        return allocation_total(k, klass, node, nodes);
+    if (cache->version[node] != k->row_version[node]) {
+        cache->total[node] = allocation_total(k, klass, node, nodes);
+        cache->version[node] = k->row_version[node];
+    }
+    return cache->total[node];
 }
 
 /* default_normalize over the candidates, times the plugin's weight, into `part`. */
@@ -675,7 +800,8 @@ static void normalise(const Kube *k, int32_t plugin, int32_t constraint, int32_t
 
 /* Scoring.totals over the candidates: allocation totals, the constant static plugins' sum,
  * and the other static plugins normalised over the candidates. */
-static void weighted_totals(Kube *k, int32_t klass, int32_t count, const NodeView *nodes)
+static void weighted_totals(Kube *k, TotalsCache *cache, int32_t klass, int32_t count,
+                            const NodeView *nodes)
 {
     int32_t constraint = k->s.constraint[klass];
     double constant = 0.0;
@@ -696,7 +822,7 @@ static void weighted_totals(Kube *k, int32_t klass, int32_t count, const NodeVie
             k->normalised[i] = k->normalised[i] + k->totals[i];
     }
     for (int32_t i = 0; i < count; i++) {
-        double total = allocation_total(k, klass, k->candidates[i], nodes) + constant;
+        double total = cached_total(k, cache, klass, k->candidates[i], nodes) + constant;
         k->totals[i] = normalised ? total + k->normalised[i] : total;
     }
 }
@@ -759,12 +885,13 @@ static int32_t choose(Kube *k, int32_t klass, int32_t feasible, const NodeView *
     int32_t total = k->node_count, limit = k->s.limit, count, examined, winners;
     double constant = k->s.separable_constant[k->s.constraint[klass]], best;
     int separable = !isnan(constant);
+    TotalsCache *cache = cache_of(k, klass);
     if (separable && limit >= total) {  /* TopNodes over every feasible node */
         count = 0;
         for (int32_t i = 0; i < total; i++)
             if (k->feasible[i]) {
                 k->candidates[count] = i;
-                k->totals[count++] = allocation_total(k, klass, i, nodes);
+                k->totals[count++] = cached_total(k, cache, klass, i, nodes);
             }
         winners = top_candidates(k, count, &best);
         *score = best + constant;
@@ -774,9 +901,9 @@ static int32_t choose(Kube *k, int32_t klass, int32_t feasible, const NodeView *
     k->start = (k->start + examined) % total;
     if (separable)
         for (int32_t i = 0; i < count; i++)
-            k->totals[i] = allocation_total(k, klass, k->candidates[i], nodes);
+            k->totals[i] = cached_total(k, cache, klass, k->candidates[i], nodes);
     else
-        weighted_totals(k, klass, count, nodes);
+        weighted_totals(k, cache, klass, count, nodes);
     winners = top_candidates(k, count, &best);
     *score = separable ? best + constant : best;
     return draw_winner(k, winners);
