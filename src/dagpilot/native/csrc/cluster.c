@@ -43,16 +43,14 @@ static int index_amounts(Sim *sim, int resource) {
 int cluster_init(Sim *sim) {
     for (int resource = 0; resource < 3; resource++)
         if (!index_amounts(sim, resource)) return 0;
-    sim->pending_head = sim->pending_tail = NONE;
+    sim->pending = EMPTY_LIST;
     sim->witness = NONE;
     for (int32_t n = 0; n < sim->node_count; n++) {
         NodeLive *node = &sim->nodes[n];
         node->ready = 1;
         node->gpu_free = sim->specs[n].gpus >= 64 ? ~0ULL : (1ULL << sim->specs[n].gpus) - 1;
         node->membw_multiplier = 1.0;
-        node->bound_head = node->bound_tail = NONE;
-        node->running_head = node->running_tail = NONE;
-        node->waiting_head = node->waiting_tail = NONE;
+        node->bound = node->running = node->waiting = EMPTY_LIST;
         sim->ready[n] = 1;
         sim->allocatable[3 * n] = sim->specs[n].cpu;
         sim->allocatable[3 * n + 1] = (double)sim->specs[n].memory;
@@ -67,11 +65,7 @@ void add_pending(Sim *sim, int64_t uid) {
     Pod *pod = &sim->pods[uid];
     const TaskSpec *task = &sim->tasks[pod->task];
     pod->phase = P_PENDING;
-    pod->pending_prev = sim->pending_tail;
-    pod->pending_next = NONE;
-    if (sim->pending_tail != NONE) sim->pods[sim->pending_tail].pending_next = uid;
-    else sim->pending_head = uid;
-    sim->pending_tail = uid;
+    APPEND(sim, &sim->pending, pending, uid);
     sim->pending_count++;
     for (int resource = 0; resource < 3; resource++) {
         sim->amount_counts[resource][sim->task_amount[resource][pod->task]]++;
@@ -88,10 +82,7 @@ void add_pending(Sim *sim, int64_t uid) {
 /* Take the pod off the pending list and out of the counts of pending requests. */
 static void unqueue(Sim *sim, int64_t uid) {
     Pod *pod = &sim->pods[uid];
-    if (pod->pending_prev != NONE) sim->pods[pod->pending_prev].pending_next = pod->pending_next;
-    else sim->pending_head = pod->pending_next;
-    if (pod->pending_next != NONE) sim->pods[pod->pending_next].pending_prev = pod->pending_prev;
-    else sim->pending_tail = pod->pending_prev;
+    REMOVE(sim, &sim->pending, pending, uid);
     sim->pending_count--;
     for (int resource = 0; resource < 3; resource++)
         if (--sim->amount_counts[resource][sim->task_amount[resource][pod->task]] == 0)

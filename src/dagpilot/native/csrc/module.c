@@ -255,7 +255,7 @@ static int init_state(Sim *sim) {
         return 0;
     for (int32_t g = 0; g < sim->group_count; g++) {
         sim->groups[g].multiplier = 1.0;
-        sim->groups[g].head = sim->groups[g].tail = NONE;
+        sim->groups[g].members = EMPTY_LIST;
     }
     for (int32_t i = 0; i < sim->pool_count; i++) {
         Pool *pool = &sim->pools[i];

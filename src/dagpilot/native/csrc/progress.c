@@ -87,7 +87,7 @@ static void refresh_node(Sim *sim, int32_t n) {
     double multiplier = membw_multiplier(&sim->p, utilisation);
     if (multiplier != node->membw_multiplier) {
         node->membw_multiplier = multiplier;
-        for (int64_t uid = node->running_head; uid != NONE; uid = sim->pods[uid].running_next)
+        for (int64_t uid = node->running.head; uid != NONE; uid = sim->pods[uid].running.next)
             update_rate(sim, uid);
     }
 }
@@ -102,7 +102,7 @@ static void refresh_pool(Sim *sim, int32_t index) {
     pool->multiplier = io_level_multiplier(&sim->p, level);
     for (int32_t i = 0; i < pool->node_count; i++) {
         const NodeLive *node = &sim->nodes[sim->pool_nodes[pool->nodes + i]];
-        for (int64_t uid = node->running_head; uid != NONE; uid = sim->pods[uid].running_next)
+        for (int64_t uid = node->running.head; uid != NONE; uid = sim->pods[uid].running.next)
             update_rate(sim, uid);
     }
 }
@@ -110,7 +110,7 @@ static void refresh_pool(Sim *sim, int32_t index) {
 /* physics.group_distance over the distinct nodes, racks and zones of the running members. */
 static int32_t group_distance(Sim *sim, const Group *group) {
     int32_t stamp = ++sim->stamp, nodes = 0, racks = 0, zones = 0;
-    for (int64_t uid = group->head; uid != NONE; uid = sim->pods[uid].member_next) {
+    for (int64_t uid = group->members.head; uid != NONE; uid = sim->pods[uid].member.next) {
         const NodeSpecC *spec = &sim->specs[sim->pods[uid].node];
         int32_t n = sim->pods[uid].node;
         if (sim->stamp_node[n] != stamp) sim->stamp_node[n] = stamp, nodes++;
@@ -127,7 +127,7 @@ static void refresh_group(Sim *sim, int32_t index) {
     double multiplier = network_multiplier(&sim->p, sim->p.rtt_ms[group_distance(sim, group)]);
     if (multiplier != group->multiplier) {
         group->multiplier = multiplier;
-        for (int64_t uid = group->head; uid != NONE; uid = sim->pods[uid].member_next)
+        for (int64_t uid = group->members.head; uid != NONE; uid = sim->pods[uid].member.next)
             update_rate(sim, uid);
     }
 }
@@ -148,11 +148,7 @@ static void add_running(Sim *sim, int64_t uid) {
     Pod *pod = &sim->pods[uid];
     NodeLive *node = &sim->nodes[pod->node];
     Pool *pool = &sim->pools[sim->specs[pod->node].pool];
-    pod->running_prev = node->running_tail;
-    pod->running_next = NONE;
-    if (node->running_tail != NONE) sim->pods[node->running_tail].running_next = uid;
-    else node->running_head = uid;
-    node->running_tail = uid;
+    APPEND(sim, &node->running, running, uid);
     node->running_count++;
     node->mem_working += pod->working;
     node->mem_cache += pod->cache;
@@ -162,12 +158,8 @@ static void add_running(Sim *sim, int64_t uid) {
     sim->cpu_used += pod->cpu_used;
     if (pod->group != NONE) {
         Group *group = &sim->groups[pod->group];
-        pod->member_prev = group->tail;
-        pod->member_next = NONE;
-        if (group->tail != NONE) sim->pods[group->tail].member_next = uid;
-        else group->head = uid;
-        group->tail = uid;
-        group->members++;
+        APPEND(sim, &group->members, member, uid);
+        group->count++;
     }
 }
 
@@ -175,10 +167,7 @@ static void remove_running(Sim *sim, int64_t uid) {
     Pod *pod = &sim->pods[uid];
     NodeLive *node = &sim->nodes[pod->node];
     Pool *pool = &sim->pools[sim->specs[pod->node].pool];
-    if (pod->running_prev != NONE) sim->pods[pod->running_prev].running_next = pod->running_next;
-    else node->running_head = pod->running_next;
-    if (pod->running_next != NONE) sim->pods[pod->running_next].running_prev = pod->running_prev;
-    else node->running_tail = pod->running_prev;
+    REMOVE(sim, &node->running, running, uid);
     node->running_count--;
     node->mem_working -= pod->working;
     node->mem_cache -= pod->cache;
@@ -190,11 +179,8 @@ static void remove_running(Sim *sim, int64_t uid) {
     pod->phase = P_KILLED;
     if (pod->group != NONE) {
         Group *group = &sim->groups[pod->group];
-        if (pod->member_prev != NONE) sim->pods[pod->member_prev].member_next = pod->member_next;
-        else group->head = pod->member_next;
-        if (pod->member_next != NONE) sim->pods[pod->member_next].member_prev = pod->member_prev;
-        else group->tail = pod->member_prev;
-        if (--group->members == 0) group->multiplier = 1.0;  /* a later member starts afresh */
+        REMOVE(sim, &group->members, member, uid);
+        if (--group->count == 0) group->multiplier = 1.0;  /* a later member starts afresh */
     }
     if (node->running_count == 0) node->membw_demand = 0.0;
 }
@@ -220,7 +206,7 @@ static int32_t oom_victims(Sim *sim, int64_t started, int64_t *victims) {
     while (used > capacity) {
         int64_t best = NONE;
         double best_excess = -INFINITY;
-        for (int64_t uid = node->running_head; uid != NONE; uid = sim->pods[uid].running_next) {
+        for (int64_t uid = node->running.head; uid != NONE; uid = sim->pods[uid].running.next) {
             if (is_victim(victims, count, uid)) continue;
             const Pod *candidate = &sim->pods[uid];
             int64_t excess = candidate->working + candidate->cache
@@ -277,7 +263,7 @@ void progress_stop(Sim *sim, int64_t uid) {
 
 int32_t progress_stop_all(Sim *sim, int32_t n, int64_t *stopped) {
     int32_t count = 0;
-    for (int64_t uid = sim->nodes[n].running_head; uid != NONE; uid = sim->pods[uid].running_next)
+    for (int64_t uid = sim->nodes[n].running.head; uid != NONE; uid = sim->pods[uid].running.next)
         stopped[count++] = uid;
     for (int32_t i = 0; i < count; i++) remove_running(sim, stopped[i]);
     refresh_node(sim, n);

@@ -48,25 +48,25 @@ int sim_reserve_scratch(Sim *sim, int64_t count) {
 
 /* --- the record ------------------------------------------------------------------------ */
 
+/* Make room for `capacity` items in each of `count` parallel columns (item sizes `sizes`). */
+static int grow_columns(void **columns[], const size_t *sizes, int count, int64_t capacity) {
+    for (int i = 0; i < count; i++) {
+        void *grown = realloc(*columns[i], sizes[i] * (size_t)capacity);
+        if (grown == NULL) return 0;
+        *columns[i] = grown;
+    }
+    return 1;
+}
+
 static int grow_records(PodRecords *r) {
     if (r->size < r->capacity) return 1;
     int64_t capacity = r->capacity ? r->capacity * 2 : 1024;
-    size_t n = (size_t)capacity;
-    int64_t *uid = realloc(r->uid, n * sizeof(int64_t));
-    if (uid) r->uid = uid;
-    int32_t *node = realloc(r->node, n * sizeof(int32_t));
-    if (node) r->node = node;
-    int32_t *outcome = realloc(r->outcome, n * sizeof(int32_t));
-    if (outcome) r->outcome = outcome;
-    double *bound = realloc(r->bound_s, n * sizeof(double));
-    if (bound) r->bound_s = bound;
-    double *started = realloc(r->started_s, n * sizeof(double));
-    if (started) r->started_s = started;
-    double *finished = realloc(r->finished_s, n * sizeof(double));
-    if (finished) r->finished_s = finished;
-    double *ended = realloc(r->ended_s, n * sizeof(double));
-    if (ended) r->ended_s = ended;
-    if (!(uid && node && outcome && bound && started && finished && ended)) return 0;
+    void **columns[] = {(void **)&r->uid, (void **)&r->node, (void **)&r->outcome,
+                        (void **)&r->bound_s, (void **)&r->started_s, (void **)&r->finished_s,
+                        (void **)&r->ended_s};
+    const size_t sizes[] = {sizeof(int64_t), sizeof(int32_t), sizeof(int32_t), sizeof(double),
+                            sizeof(double), sizeof(double), sizeof(double)};
+    if (!grow_columns(columns, sizes, 7, capacity)) return 0;
     r->capacity = capacity;
     return 1;
 }
@@ -93,20 +93,11 @@ void record_pod(Sim *sim, int64_t uid, int32_t outcome, double now_s, int bound)
 static int grow_samples(Samples *s) {
     if (s->size < s->capacity) return 1;
     int64_t capacity = s->capacity ? s->capacity * 2 : 1024;
-    size_t n = (size_t)capacity;
-    double *time_s = realloc(s->time_s, n * sizeof(double));
-    if (time_s) s->time_s = time_s;
-    double *allocated = realloc(s->cpu_allocated, n * sizeof(double));
-    if (allocated) s->cpu_allocated = allocated;
-    double *used = realloc(s->cpu_used, n * sizeof(double));
-    if (used) s->cpu_used = used;
-    double *gpu = realloc(s->gpu_allocated, n * sizeof(double));
-    if (gpu) s->gpu_allocated = gpu;
-    int64_t *pending = realloc(s->pending, n * sizeof(int64_t));
-    if (pending) s->pending = pending;
-    int64_t *running = realloc(s->running, n * sizeof(int64_t));
-    if (running) s->running = running;
-    if (!(time_s && allocated && used && gpu && pending && running)) return 0;
+    void **columns[] = {(void **)&s->time_s, (void **)&s->cpu_allocated, (void **)&s->cpu_used,
+                        (void **)&s->gpu_allocated, (void **)&s->pending, (void **)&s->running};
+    const size_t sizes[] = {sizeof(double), sizeof(double), sizeof(double), sizeof(double),
+                            sizeof(int64_t), sizeof(int64_t)};
+    if (!grow_columns(columns, sizes, 6, capacity)) return 0;
     s->capacity = capacity;
     return 1;
 }
@@ -225,12 +216,7 @@ void on_pod_created(Sim *sim, int64_t uid) {
 }
 
 static void unlink_bound(Sim *sim, int64_t uid) {
-    Pod *pod = &sim->pods[uid];
-    NodeLive *node = &sim->nodes[pod->node];
-    if (pod->bound_prev != NONE) sim->pods[pod->bound_prev].bound_next = pod->bound_next;
-    else node->bound_head = pod->bound_next;
-    if (pod->bound_next != NONE) sim->pods[pod->bound_next].bound_prev = pod->bound_prev;
-    else node->bound_tail = pod->bound_prev;
+    REMOVE(sim, &sim->nodes[sim->pods[uid].node].bound, bound, uid);
 }
 
 /* Simulation.bind: the pod starts after its start-up delay, on one of the node's slots. */
@@ -254,11 +240,7 @@ static void bind(Sim *sim, int64_t uid, int32_t n) {
     pod->membw = pod->iops = 0.0;
     pod->pcie = 1.0;
     pod->group = NONE;
-    pod->bound_prev = node->bound_tail;
-    pod->bound_next = NONE;
-    if (node->bound_tail != NONE) sim->pods[node->bound_tail].bound_next = uid;
-    else node->bound_head = uid;
-    node->bound_tail = uid;
+    APPEND(sim, &node->bound, bound, uid);
     schedule(sim, start_time(sim, n), O_START, E_START, uid, pod->version);
     sim->idle = 0;
 }
@@ -283,10 +265,7 @@ static void on_start(Sim *sim, int64_t uid, int64_t version) {
     if (pod->phase != P_STARTING || version != pod->version) return;
     NodeLive *node = &sim->nodes[pod->node];
     if (!node->ready) {  /* bound to a NotReady node: it starts when the node is back */
-        pod->waiting_next = NONE;
-        if (node->waiting_tail != NONE) sim->pods[node->waiting_tail].waiting_next = uid;
-        else node->waiting_head = uid;
-        node->waiting_tail = uid;
+        APPEND(sim, &node->waiting, waiting, uid);
         return;
     }
     int32_t count = 0;
@@ -313,9 +292,9 @@ static void on_complete(Sim *sim, int64_t uid, int64_t version) {
 
 void on_job_ended(Sim *sim, int32_t index) {
     if (!sim->jobs[index].failed) return;
-    int64_t uid = sim->pending_head;
+    int64_t uid = sim->pending.head;
     while (uid != NONE) {  /* its pending pods are cancelled, oldest first */
-        int64_t next = sim->pods[uid].pending_next;
+        int64_t next = sim->pods[uid].pending.next;
         if (sim->pods[uid].job == index) {
             remove_pending(sim, uid);
             record_pod(sim, uid, R_CANCELLED, sim->now_s, 0);
@@ -337,8 +316,8 @@ static void on_node_fault(Sim *sim, int32_t n) {
     clear_slots(sim, n);
     if (!sim_reserve_scratch(sim, sim->nodes[n].running_count)) return;
     progress_stop_all(sim, n, sim->scratch);
-    while (sim->nodes[n].bound_head != NONE && !sim->error)
-        killed(sim, sim->nodes[n].bound_head, R_FAULT);
+    while (sim->nodes[n].bound.head != NONE && !sim->error)
+        killed(sim, sim->nodes[n].bound.head, R_FAULT);
     schedule(sim, sim->outage_end[n], O_NODE_READY, E_READY, n, 0);
 }
 
@@ -347,9 +326,9 @@ static void on_node_ready(Sim *sim, int32_t n) {
     sim->dirty = 1;
     clear_slots(sim, n);
     NodeLive *node = &sim->nodes[n];
-    for (int64_t uid = node->waiting_head; uid != NONE; uid = sim->pods[uid].waiting_next)
+    for (int64_t uid = node->waiting.head; uid != NONE; uid = sim->pods[uid].waiting.next)
         schedule(sim, start_time(sim, n), O_START, E_START, uid, sim->pods[uid].version);
-    node->waiting_head = node->waiting_tail = NONE;
+    node->waiting = EMPTY_LIST;
     schedule_outage(sim, n, sim->outage_end[n]);
 }
 
@@ -487,11 +466,11 @@ void sim_drive(Sim *sim) {
 /* Simulation.close: the last sample, then what was still under way. */
 void sim_close(Sim *sim) {
     sample(sim, 0);
-    for (int64_t uid = sim->pending_head; uid != NONE; uid = sim->pods[uid].pending_next) {
+    for (int64_t uid = sim->pending.head; uid != NONE; uid = sim->pods[uid].pending.next) {
         record_pod(sim, uid, R_UNFINISHED, NAN, 0);
     }
     for (int32_t n = 0; n < sim->node_count; n++) {
-        for (int64_t uid = sim->nodes[n].bound_head; uid != NONE; uid = sim->pods[uid].bound_next) {
+        for (int64_t uid = sim->nodes[n].bound.head; uid != NONE; uid = sim->pods[uid].bound.next) {
             int32_t phase = sim->pods[uid].phase;
             if (phase == P_STARTING || phase == P_RUNNING)
                 record_pod(sim, uid, R_UNFINISHED, sim->now_s, 1);

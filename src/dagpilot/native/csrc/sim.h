@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "heap.h"
+#include "list.h"
 #include "model.h"
 
 struct Kube;
@@ -49,7 +50,7 @@ typedef struct { int32_t task, instance, attempt; int64_t next; } QueueEntry;
 typedef struct {
     int32_t task, instance, attempt, job;
     double created_s;
-    int64_t pending_prev, pending_next;
+    PodLinks pending;
     int32_t phase, node, group;
     uint64_t gpus;            /* bit i: GPU i of its node */
     int32_t gpu_count;
@@ -59,8 +60,7 @@ typedef struct {
     double cpu_used, membw_share, io_share, comm_share;
     int64_t working, cache;
     double membw, iops, pcie;
-    int64_t bound_prev, bound_next, running_prev, running_next, member_prev, member_next;
-    int64_t waiting_next;
+    PodLinks bound, running, member, waiting;
 } Pod;
 
 typedef struct {
@@ -68,7 +68,7 @@ typedef struct {
     int64_t cpu_m, memory, mem_working, mem_cache;
     uint64_t gpu_free;        /* bit i: GPU i is free */
     double membw_demand, membw_multiplier;
-    int64_t bound_head, bound_tail, running_head, running_tail, waiting_head, waiting_tail;
+    PodList bound, running, waiting;
 } NodeLive;
 
 typedef struct {
@@ -79,8 +79,8 @@ typedef struct {
 
 typedef struct {
     double multiplier;
-    int64_t head, tail;
-    int32_t members;
+    PodList members;
+    int32_t count;
 } Group;
 
 /* Growable output columns: one row per PodRecord, per Sample. */
@@ -126,7 +126,8 @@ typedef struct Sim {
     Group *groups;
     double *allocatable, *allocated;   /* NodeView rows */
     uint8_t *ready;
-    int64_t pending_head, pending_tail, pending_count, tolerating_not_ready;
+    PodList pending;
+    int64_t pending_count, tolerating_not_ready;
     int32_t amount_kinds[3];           /* distinct pending amounts known per resource */
     int64_t *amount_values[3];         /* ascending */
     int64_t *amount_counts[3];
