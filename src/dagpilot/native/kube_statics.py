@@ -28,7 +28,7 @@ score plugins in profile order):
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -56,16 +56,7 @@ ALLOCATION_SCORES = (LeastAllocated, BalancedAllocation)  # kube.c's totals, wei
 def kube_statics(jobs: Sequence[Job], cluster: Cluster) -> tuple[npt.NDArray[np.int32], Statics]:
     """(the class of every task, tasks numbered over all jobs in input order; the statics)."""
     nodes = _static_nodes(cluster)
-    tasks = [task for job in jobs for task in job.tasks]
-    classes: dict[Hashable, int] = {}
-    firsts: list[Task] = []
-    klass = np.empty(len(tasks), dtype=np.int32)
-    for index, task in enumerate(tasks):
-        key = placement_key(task)
-        if key not in classes:
-            classes[key] = len(firsts)
-            firsts.append(task)
-        klass[index] = classes[key]
+    klass, firsts = _grouped([task for job in jobs for task in job.tasks], placement_key)
     # PrioritySort reads the pod's priority; every pod of a task has the same (a stand-in pod).
     priority = np.array([pod_priority(PodRef(0, job, task, 0, 0.0))
                          for job in jobs for task in job.tasks], dtype=np.int64)
@@ -75,6 +66,20 @@ def kube_statics(jobs: Sequence[Job], cluster: Cluster) -> tuple[npt.NDArray[np.
     statics["capacity_milli"] = np.ascontiguousarray(nodes.capacity_milli, dtype=np.float64)
     statics["capacity_positive"] = np.array([nodes.statics.capacity_positive], dtype=np.uint8)
     return klass, statics
+
+
+def _grouped(tasks: list[Task], key: Callable[[Task], Hashable]
+             ) -> tuple[npt.NDArray[np.int32], list[Task]]:
+    """(the group of every task, the first task of each group): tasks with one key, one group."""
+    groups: dict[Hashable, int] = {}
+    firsts: list[Task] = []
+    group = np.empty(len(tasks), dtype=np.int32)
+    for index, task in enumerate(tasks):
+        number = groups.setdefault(key(task), len(firsts))
+        if number == len(firsts):
+            firsts.append(task)
+        group[index] = number
+    return group, firsts
 
 
 def _static_nodes(cluster: Cluster) -> NodeArrays:
@@ -109,15 +114,7 @@ def _class_arrays(firsts: list[Task]) -> Statics:
 
 def _constraint_arrays(firsts: list[Task], nodes: NodeArrays) -> Statics:
     """Static masks and scores per constraint key, and each class's constraint."""
-    constraints: dict[Hashable, int] = {}
-    representatives: list[Task] = []
-    of_class = np.empty(len(firsts), dtype=np.int32)
-    for index, task in enumerate(firsts):
-        key = constraint_key(task)
-        if key not in constraints:
-            constraints[key] = len(representatives)
-            representatives.append(task)
-        of_class[index] = constraints[key]
+    of_class, representatives = _grouped(firsts, constraint_key)
     feasibility = Feasibility(filters(DEFAULT_FILTERS))
     scoring = Scoring.named(DEFAULT_WEIGHTS)
     static = [(score, weight) for score, weight in scoring.weighted if score.static]
