@@ -43,7 +43,8 @@ def poisson(pool: list[Job], cluster_spec: str, seed: int, horizon_s: float,
 def assert_same(python: RunRecord, native: RunRecord) -> None:
     for name in ("jobs", "pods", "samples"):
         ours, theirs = getattr(native, name), getattr(python, name)
-        first = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), None)
+        pairs = enumerate(zip(ours, theirs, strict=False))
+        first = next((i for i, (a, b) in pairs if a != b), None)
         assert first is None, f"{name}[{first}]: native {ours[first]} != python {theirs[first]}"
         assert len(ours) == len(theirs), name
     for name in ("oom_kills", "fault_kills", "restarts", "decisions", "events", "end_s",
@@ -118,7 +119,7 @@ def test_an_interrupted_run_records_the_same_partial_run(mix: list[Job]) -> None
 
 def test_tie_breaks_draw_the_bits_numpy_draws() -> None:
     ours, theirs = np.random.default_rng(11), np.random.default_rng(11)
-    ranges = np.random.default_rng(12).integers(1, 10_000, 5_000).tolist() + [2, 1, 2**32]
+    ranges = [*np.random.default_rng(12).integers(1, 10_000, 5_000).tolist(), 2, 1, 2**32]
     assert [_core.draw_below(ours, n) for n in ranges] == [int(theirs.integers(n))
                                                            for n in ranges]
     assert ours.random() == theirs.random()  # the generators end in the same state
