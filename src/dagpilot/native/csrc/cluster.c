@@ -95,8 +95,21 @@ void remove_pending(Sim *sim, int64_t uid) {
     if (sim->kube != NULL) kube_pending_removed(sim->kube, uid);
 }
 
+/* ClusterState._changed: log the node for the scheduler's caches (NodeView.changed). Past
+ * 4 x nodes + 64 entries the log starts afresh: replaying that many rows would cost a reader
+ * more than recomputing, and the log keeps a fixed size. */
+static void log_change(Sim *sim, int32_t n) {
+    NodeView *view = &sim->view;
+    if (view->changed_count > 4 * (int64_t)sim->node_count + 64) {
+        view->changed_first += view->changed_count;
+        view->changed_count = 0;
+    }
+    sim->changes[view->changed_count++] = n;
+}
+
 static void store_allocation(Sim *sim, int32_t n) {
     const NodeLive *node = &sim->nodes[n];
+    log_change(sim, n);
     sim->allocated[3 * n] = (double)node->cpu_m / 1000.0;
     sim->allocated[3 * n + 1] = (double)node->memory;
     sim->allocated[3 * n + 2] = (double)node->gpus_used;
@@ -170,6 +183,7 @@ void set_ready(Sim *sim, int32_t n, int32_t ready) {
     if (node->ready == ready) return;
     node->ready = ready;
     sim->ready[n] = (uint8_t)ready;
+    log_change(sim, n);
     sim->nodes_down += ready ? -1 : 1;
     if (ready && sim->no_room_valid) mark_freed(sim, n);
 }

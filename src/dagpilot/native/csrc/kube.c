@@ -1,6 +1,7 @@
 /* kube-default's decisions in C: the results of the Python scheduler's incremental caches
- * (NodeLog, LiveMask, TopNodes, live totals), recomputed with plain loops over the nodes; only
- * the allocation scores are kept per class and node until the node's allocation changes.
+ * (NodeLog, LiveMask, live totals), kept current the same way, on the nodes the core's change
+ * log (NodeView.changed) names, so that a decision costs about the nodes it scores
+ * (nodes_to_find) rather than the cluster's size. The most free amounts live in a max-tree.
  *
  * Every float expression keeps the order of operations of the Python (numpy) code it mirrors,
  * so the doubles, and therefore the ties and the draws, are the same. Build without
@@ -58,14 +59,25 @@ typedef struct {
 
 enum { ABSENT = 0, JOINED = 1, KNOWN = 2 };
 
-/* A class's allocation totals on each node, valid while the node's row_version is `version`
- * (0: never computed): only the nodes whose allocation changed are scored again. */
+/* A class's allocation total on one node, valid while the node's row_version is `version`
+ * (0: never computed): only the nodes whose allocation changed are scored again. Side by side,
+ * so that a candidate's check and total share a cache line. */
 typedef struct {
-    double *total;              /* [N] */
-    uint64_t *version;          /* [N] */
-} TotalsCache;
+    double total;
+    uint64_t version;
+} Scored;
 
 #define CACHE_ENTRIES (1 << 22) /* node entries over all classes' caches (64 MiB at most) */
+
+/* Feasibility.live: a class's feasibility mask and count, current as of log position
+ * `position` (-1: never computed), brought up to date on the rows changed since. */
+typedef struct {
+    uint8_t *mask;              /* [N] */
+    int32_t count;
+    int64_t position;
+} LiveMask;
+
+#define MASK_BYTES (1 << 26)    /* over all classes' masks */
 
 /* A pending pod by uid: JOINED since the last decide, or KNOWN to the queue (PendingSync). */
 typedef struct {
@@ -82,10 +94,15 @@ struct Kube {
     Statics s;
     int32_t start;              /* FrameworkChoice._start: nextStartNodeIndex */
     int observed;               /* NodeLog: the rows below are those of the previous decide */
+    int64_t position;           /* the end of the change log at the previous decide */
     double *last_allocated;     /* [N * 3] */
     uint8_t *last_ready;        /* [N] */
+    int32_t leaves;             /* of the max-tree: a power of two, at least N */
+    double *most;               /* [2 * leaves * 3] max-tree of free rows; 1 is the root */
+    LiveMask *masks;            /* [C] made on first use */
+    int64_t mask_budget;        /* bytes the masks may still take */
     uint64_t *row_version;      /* [N] bumped when the node's allocated row changes */
-    TotalsCache *caches;        /* [C] allocation totals per class, made on first use */
+    Scored **caches;            /* [C] each [N]: allocation totals per class, made on use */
     int64_t cache_budget;       /* node entries the caches may still take */
     Slot *slots;                /* by uid */
     int64_t slot_count;
@@ -96,7 +113,7 @@ struct Kube {
     int32_t group_count, group_capacity;
     int32_t *class_groups;      /* [C] first slot of each class */
     uint8_t *exact;             /* [C] exact_total serves the class (find_exact_classes) */
-    uint8_t *feasible;          /* scratch, [N] each */
+    uint8_t *feasible;          /* scratch, [N] each: the mask when none is kept */
     int32_t *candidates, *winners;
     double *totals, *normalised;
     int failed;                 /* out of memory in a void call: kube_decide reports it */
@@ -256,9 +273,14 @@ Kube *kube_new(PyObject *statics, const TaskSpec *tasks, int32_t task_count, int
     k->class_groups = zeroed((size_t)k->class_count, sizeof(int32_t));
     k->exact = zeroed((size_t)k->class_count, 1);
     k->row_version = zeroed(n, sizeof(uint64_t));
-    k->caches = zeroed((size_t)k->class_count, sizeof(TotalsCache));
+    k->caches = zeroed((size_t)k->class_count, sizeof(Scored *));
     k->cache_budget = CACHE_ENTRIES;
-    if (!k->exact || !k->row_version || !k->caches ||
+    k->masks = zeroed((size_t)k->class_count, sizeof(LiveMask));
+    k->mask_budget = MASK_BYTES;
+    for (k->leaves = 1; k->leaves < node_count; k->leaves *= 2)
+        ;
+    k->most = zeroed((size_t)k->leaves * 6, sizeof(double));
+    if (!k->masks || !k->most || !k->exact || !k->row_version || !k->caches ||
         !k->last_allocated || !k->last_ready || !k->feasible || !k->candidates || !k->winners ||
         !k->totals || !k->normalised || !k->class_groups) {
         kube_free(k);
@@ -283,14 +305,16 @@ void kube_free(Kube *k)
                      s->static_raw, s->static_constant, s->static_weight, s->static_reverse,
                      s->separable_constant, k->last_allocated, k->last_ready, k->slots,
                      k->pending, k->joined, k->class_groups, k->feasible, k->candidates,
-                     k->winners, k->totals, k->normalised, k->exact, k->row_version};
+                     k->winners, k->totals, k->normalised, k->exact, k->row_version,
+                     k->most};
     for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
         free(owned[i]);
-    for (int32_t c = 0; k->caches != NULL && c < k->class_count; c++) {
-        free(k->caches[c].total);
-        free(k->caches[c].version);
-    }
+    for (int32_t c = 0; k->caches != NULL && c < k->class_count; c++)
+        free(k->caches[c]);
     free(k->caches);
+    for (int32_t c = 0; k->masks != NULL && c < k->class_count; c++)
+        free(k->masks[c].mask);
+    free(k->masks);
     for (int32_t g = 0; g < k->group_count; g++)
         free(k->groups[g].heap);
     free(k->groups);
@@ -546,67 +570,166 @@ static int32_t queue_best(const Kube *k)
 
 /* ---- NodeLog ----------------------------------------------------------------------------- */
 
-/* NodeLog.observe: whether some node's allocation fell by more than SLACK, or a node became
- * Ready, since the previous decide (the first decide counts as freed). Bumps the row version
- * of every node whose allocation changed, for the totals caches; copies only changed rows. */
-static int observe(Kube *k, const NodeView *nodes)
+static int64_t log_end(const NodeView *nodes)
 {
-    size_t n = (size_t)k->node_count;
-    if (!k->observed) {
-        memcpy(k->last_allocated, nodes->allocated, n * 3 * sizeof(double));
-        memcpy(k->last_ready, nodes->ready, n);
-        k->observed = 1;
-        return 1;
-    }
+    return nodes->changed_first + nodes->changed_count;
+}
+
+/* NodeLog.since: the rows changed after log `position` (maybe repeated) and their number, or
+ * NULL: the log no longer reaches back that far, or replaying it (rows scattered over memory)
+ * would cost about as much as one pass over every row. */
+static const int32_t *changed_since(const Kube *k, const NodeView *nodes, int64_t position,
+                                    int64_t *count)
+{
+    int64_t offset = position - nodes->changed_first;
+    if (position < 0 || offset < 0 || offset > nodes->changed_count)
+        return NULL;
+    *count = nodes->changed_count - offset;
+    return *count > 16 + k->node_count / 4 ? NULL : nodes->changed + offset;
+}
+
+/* The node's free row into its leaf of the max-tree, and the maxima above it. A running
+ * maximum would not do: placements often take room on the most free node. */
+static void update_most(Kube *k, const NodeView *nodes, int32_t node)
+{
+    double *most = k->most;
+    size_t at = (size_t)k->leaves + (size_t)node;
+    for (int r = 0; r < 3; r++)
+        most[3 * at + r] = nodes->allocatable[3 * node + r] - nodes->allocated[3 * node + r];
+    for (at /= 2; at >= 1; at /= 2)
+        for (int r = 0; r < 3; r++) {
+            double left = most[6 * at + r], right = most[6 * at + 3 + r];
+            most[3 * at + r] = right > left ? right : left;
+        }
+}
+
+/* The max-tree over every node; the leaves past the last node hold -inf. */
+static void build_most(Kube *k, const NodeView *nodes)
+{
+    double *most = k->most;
+    for (size_t at = 3 * (size_t)k->leaves; at < 6 * (size_t)k->leaves; at++)
+        most[at] = -INFINITY;
+    for (int32_t i = 0; i < k->node_count; i++)
+        for (int r = 0; r < 3; r++)
+            most[3 * ((size_t)k->leaves + i) + r] =
+                nodes->allocatable[3 * i + r] - nodes->allocated[3 * i + r];
+    for (size_t at = (size_t)k->leaves - 1; at >= 1; at--)
+        for (int r = 0; r < 3; r++) {
+            double left = most[6 * at + r], right = most[6 * at + 3 + r];
+            most[3 * at + r] = right > left ? right : left;
+        }
+}
+
+/* NodeArrays.most_free: the largest free cpu, memory and GPUs of any node, each on its own. */
+static void most_free(const Kube *k, double most[3])
+{
+    for (int r = 0; r < 3; r++)
+        most[r] = k->most[3 + r];
+}
+
+/* NodeLog._update for one row: whether its allocation fell by more than SLACK or it became
+ * Ready since the previous decide. A changed allocation bumps the row's version (for the
+ * totals caches) and its leaf of the max-tree. */
+static int observe_row(Kube *k, const NodeView *nodes, int32_t i)
+{
+    const double *now = nodes->allocated + 3 * (size_t)i;
+    double *old = k->last_allocated + 3 * (size_t)i;
     int freed = 0;
-    for (size_t i = 0; i < n; i++) {
-        const double *now = nodes->allocated + 3 * i;
-        double *old = k->last_allocated + 3 * i;
-        if (memcmp(now, old, 3 * sizeof(double)) != 0) {
-            k->row_version[i]++;
-            freed |= now[0] < old[0] - SLACK || now[1] < old[1] - SLACK ||
-                     now[2] < old[2] - SLACK;
-            memcpy(old, now, 3 * sizeof(double));
-        }
-        if (nodes->ready[i] != k->last_ready[i]) {
-            freed |= nodes->ready[i] && !k->last_ready[i];
-            k->last_ready[i] = nodes->ready[i];
-        }
+    if (memcmp(now, old, 3 * sizeof(double)) != 0) {
+        k->row_version[i]++;
+        freed = now[0] < old[0] - SLACK || now[1] < old[1] - SLACK || now[2] < old[2] - SLACK;
+        memcpy(old, now, 3 * sizeof(double));
+        update_most(k, nodes, i);
+    }
+    if (nodes->ready[i] != k->last_ready[i]) {
+        freed |= nodes->ready[i] && !k->last_ready[i];
+        k->last_ready[i] = nodes->ready[i];
     }
     return freed;
 }
 
-/* NodeArrays.most_free: the largest free cpu, memory and GPUs of any node, each on its own. */
-static void most_free(const Kube *k, const NodeView *nodes, double most[3])
+/* NodeLog.observe: whether some node's allocation fell or a node became Ready since the
+ * previous decide (the first decide counts as freed). Only the rows the change log names are
+ * compared, unless the log does not reach back to the previous decide. */
+static int observe(Kube *k, const NodeView *nodes)
 {
-    for (int r = 0; r < 3; r++)
-        most[r] = k->node_count ? nodes->allocatable[r] - nodes->allocated[r] : -INFINITY;
-    for (int32_t i = 1; i < k->node_count; i++)
-        for (int r = 0; r < 3; r++) {
-            double free = nodes->allocatable[3 * i + r] - nodes->allocated[3 * i + r];
-            if (free > most[r])
-                most[r] = free;
-        }
+    int freed = 0;
+    int64_t count;
+    const int32_t *rows;
+    if (!k->observed) {
+        memcpy(k->last_allocated, nodes->allocated, (size_t)k->node_count * 3 * sizeof(double));
+        memcpy(k->last_ready, nodes->ready, (size_t)k->node_count);
+        build_most(k, nodes);
+        k->observed = freed = 1;
+    } else if ((rows = changed_since(k, nodes, k->position, &count)) == NULL) {
+        for (int32_t i = 0; i < k->node_count; i++)
+            freed |= observe_row(k, nodes, i);
+    } else {
+        for (int64_t i = 0; i < count; i++)
+            freed |= observe_row(k, nodes, rows[i]);
+    }
+    k->position = log_end(nodes);
+    return freed;
 }
 
 /* ---- filters ----------------------------------------------------------------------------- */
 
-/* Feasibility.mask: static mask, NodeReady, NodeResourcesFit; the number of feasible nodes. */
-static int32_t feasible_nodes(Kube *k, int32_t klass, const NodeView *nodes)
+/* Feasibility's filters for one node: static mask, NodeReady, NodeResourcesFit. */
+static inline uint8_t node_fits(const Kube *k, int32_t klass, const NodeView *nodes, int32_t i)
 {
     const uint8_t *allowed = k->s.static_mask + (size_t)k->s.constraint[klass] * k->node_count;
     const double *need = k->s.need + 3 * klass;
-    int tolerates = k->s.tolerates_not_ready[klass];
+    const double *capacity = nodes->allocatable + 3 * i, *bound = nodes->allocated + 3 * i;
+    return allowed[i] && (k->s.tolerates_not_ready[klass] || nodes->ready[i]) &&
+           capacity[0] - bound[0] >= need[0] && capacity[1] - bound[1] >= need[1] &&
+           capacity[2] - bound[2] >= need[2];
+}
+
+/* Feasibility.mask over every node into `mask`; the number of feasible nodes. */
+static int32_t mask_all(const Kube *k, int32_t klass, const NodeView *nodes, uint8_t *mask)
+{
     int32_t count = 0;
-    for (int32_t i = 0; i < k->node_count; i++) {
-        const double *capacity = nodes->allocatable + 3 * i, *bound = nodes->allocated + 3 * i;
-        uint8_t fits = allowed[i] && (tolerates || nodes->ready[i]) &&
-                       capacity[0] - bound[0] >= need[0] && capacity[1] - bound[1] >= need[1] &&
-                       capacity[2] - bound[2] >= need[2];
-        k->feasible[i] = fits;
-        count += fits;
-    }
+    for (int32_t i = 0; i < k->node_count; i++)
+        count += mask[i] = node_fits(k, klass, nodes, i);
     return count;
+}
+
+/* The class's live mask, made on first use; NULL when the budget is spent or memory short. */
+static LiveMask *live_mask_of(Kube *k, int32_t klass)
+{
+    LiveMask *live = &k->masks[klass];
+    if (live->mask == NULL && k->mask_budget >= k->node_count) {
+        if ((live->mask = zeroed((size_t)k->node_count, 1)) == NULL)
+            return NULL;
+        live->position = -1;
+        k->mask_budget -= k->node_count;
+    }
+    return live->mask != NULL ? live : NULL;
+}
+
+/* Feasibility.live: the class's feasible nodes as a mask, and their number in *count; the
+ * kept mask is brought up to date on the rows changed since its last use. */
+static const uint8_t *feasible_nodes(Kube *k, int32_t klass, const NodeView *nodes,
+                                     int32_t *count)
+{
+    LiveMask *live = live_mask_of(k, klass);
+    if (live == NULL) {
+        *count = mask_all(k, klass, nodes, k->feasible);
+        return k->feasible;
+    }
+    int64_t changes;
+    const int32_t *rows = changed_since(k, nodes, live->position, &changes);
+    if (rows == NULL)
+        live->count = mask_all(k, klass, nodes, live->mask);
+    for (int64_t i = 0; rows != NULL && i < changes; i++) {
+        int32_t row = rows[i];
+        uint8_t fits = node_fits(k, klass, nodes, row);
+        live->count += fits - live->mask[row];
+        live->mask[row] = fits;
+    }
+    live->position = log_end(nodes);
+    *count = live->count;
+    return live->mask;
 }
 
 /* ---- scores ------------------------------------------------------------------------------ */
@@ -743,35 +866,34 @@ static inline double allocation_total(const Kube *k, int32_t klass, int32_t node
 
 /* The class's totals cache, made on first use; NULL when the budget is spent or memory is short
  * (the totals are then computed afresh: the same numbers). */
-static TotalsCache *cache_of(Kube *k, int32_t klass)
+static Scored *cache_of(Kube *k, int32_t klass)
 {
-    TotalsCache *cache = &k->caches[klass];
-    if (cache->total == NULL && k->cache_budget >= k->node_count) {
-        cache->total = zeroed((size_t)k->node_count, sizeof(double));
-        cache->version = zeroed((size_t)k->node_count, sizeof(uint64_t));
-        if (cache->total == NULL || cache->version == NULL) {
-            free(cache->total);
-            free(cache->version);
-            cache->total = NULL;
-            cache->version = NULL;
-            return NULL;
-        }
-        k->cache_budget -= k->node_count;
+    if (k->caches[klass] == NULL && k->cache_budget >= k->node_count) {
+        k->caches[klass] = zeroed((size_t)k->node_count, sizeof(Scored));
+        if (k->caches[klass] != NULL)
+            k->cache_budget -= k->node_count;
     }
-    return cache->total != NULL ? cache : NULL;
+    return k->caches[klass];
 }
 
-/* allocation_total through the class's cache: recomputed only where the row changed. */
-static double cached_total(const Kube *k, TotalsCache *cache, int32_t klass, int32_t node,
-                           const NodeView *nodes)
+/* cached_total's slow path, kept out of line: the total afresh, kept when there is a cache. */
+static __attribute__((noinline)) double stale_total(const Kube *k, Scored *cache, int32_t klass,
+                                                    int32_t node, const NodeView *nodes)
 {
-    if (cache == NULL)
-        return allocation_total(k, klass, node, nodes);
-    if (cache->version[node] != k->row_version[node]) {
-        cache->total[node] = allocation_total(k, klass, node, nodes);
-        cache->version[node] = k->row_version[node];
-    }
-    return cache->total[node];
+    double total = allocation_total(k, klass, node, nodes);
+    if (cache != NULL)
+        cache[node] = (Scored){total, k->row_version[node]};
+    return total;
+}
+
+/* allocation_total through the class's cache: recomputed only where the row changed. Inline,
+ * as it runs for every candidate, and usually finds the total current. */
+static inline double cached_total(const Kube *k, Scored *cache, int32_t klass, int32_t node,
+                                  const NodeView *nodes)
+{
+    if (cache != NULL && cache[node].version == k->row_version[node])
+        return cache[node].total;
+    return stale_total(k, cache, klass, node, nodes);
 }
 
 /* default_normalize over the candidates, times the plugin's weight, into `part`. */
@@ -800,7 +922,7 @@ static void normalise(const Kube *k, int32_t plugin, int32_t constraint, int32_t
 
 /* Scoring.totals over the candidates: allocation totals, the constant static plugins' sum,
  * and the other static plugins normalised over the candidates. */
-static void weighted_totals(Kube *k, TotalsCache *cache, int32_t klass, int32_t count,
+static void weighted_totals(Kube *k, Scored *cache, int32_t klass, int32_t count,
                             const NodeView *nodes)
 {
     int32_t constraint = k->s.constraint[klass];
@@ -829,30 +951,41 @@ static void weighted_totals(Kube *k, TotalsCache *cache, int32_t klass, int32_t 
 
 /* ---- node choice ------------------------------------------------------------------------- */
 
-/* first_feasible_indices: the first `limit` feasible nodes from `start` round the list, in
- * index order, into candidates; their number, and the nodes examined in *examined. */
-static int32_t first_feasible(Kube *k, int32_t limit, int32_t feasible, int32_t *examined)
+/* Up to `wanted` feasible nodes of [from, to) into `out`, in index order; how many. Without
+ * a branch on the mask, which is often mixed: every node is written, only feasible ones
+ * kept (`out` has room for every node). */
+static int32_t collect(const uint8_t *feasible, int32_t from, int32_t to, int32_t wanted,
+                       int32_t *out)
 {
-    int32_t total = k->node_count, count = 0, split = 0;
-    for (int32_t i = 0; i < total; i++)
-        if (k->feasible[i]) {
-            if (i < k->start)
-                split++;
-            k->candidates[count++] = i;
-        }
-    if (limit >= total || feasible <= limit) {
-        *examined = total;
-        return count;
+    int32_t found = 0;
+    for (int32_t i = from; i < to && found < wanted; i++) {
+        out[found] = i;
+        found += feasible[i] != 0;
     }
-    if (split + limit <= count) {  /* the search ends before wrapping round */
-        memmove(k->candidates, k->candidates + split, (size_t)limit * sizeof(int32_t));
-        *examined = k->candidates[limit - 1] - k->start + 1;
+    return found;
+}
+
+/* first_feasible_indices: the first `limit` feasible nodes from `start` round the list, in
+ * index order, into candidates; their number, and the nodes examined in *examined. Reads only
+ * the nodes it examines, unless it takes every feasible node. */
+static int32_t first_feasible(Kube *k, const uint8_t *feasible, int32_t limit, int32_t count,
+                              int32_t *examined)
+{
+    int32_t total = k->node_count, start = k->start;
+    if (limit >= total || count <= limit) {
+        *examined = total;
+        return collect(feasible, 0, total, total, k->candidates);
+    }
+    int32_t high = collect(feasible, start, total, limit, k->candidates);
+    if (high == limit) {  /* the search ends before wrapping round */
+        *examined = k->candidates[limit - 1] - start + 1;
         return limit;
     }
-    int32_t wrapped = split + limit - count;  /* positions[:wrapped] ++ positions[split:] */
-    *examined = k->candidates[wrapped - 1] + total - k->start + 1;
-    memmove(k->candidates + wrapped, k->candidates + split,
-            (size_t)(count - split) * sizeof(int32_t));
+    /* It wraps round: the nodes found below `start` come first (winners is free scratch). */
+    int32_t wrapped = collect(feasible, 0, start, limit - high, k->winners);
+    memmove(k->candidates + wrapped, k->candidates, (size_t)high * sizeof(int32_t));
+    memcpy(k->candidates, k->winners, (size_t)wrapped * sizeof(int32_t));
+    *examined = k->winners[wrapped - 1] + total - start + 1;
     return limit;
 }
 
@@ -866,30 +999,32 @@ static int32_t draw_winner(Kube *k, int32_t count)
 static int32_t top_candidates(Kube *k, int32_t count, double *best)
 {
     int32_t winners = 0;
-    *best = -INFINITY;
+    double top = -INFINITY;
     for (int32_t i = 0; i < count; i++) {
-        if (k->totals[i] > *best) {
-            *best = k->totals[i];
+        double total = k->totals[i];
+        if (total > top) {
+            top = total;
             winners = 0;
         }
-        if (k->totals[i] == *best)
-            k->winners[winners++] = k->candidates[i];
+        k->winners[winners] = k->candidates[i];  /* kept only on a tie: no branch to mispredict */
+        winners += total == top;
     }
+    *best = top;
     return winners;
 }
 
-/* FrameworkChoice.choose for a pod of `klass`, over the feasible nodes (at least one). */
-static int32_t choose(Kube *k, int32_t klass, int32_t feasible, const NodeView *nodes,
-                      double *score)
+/* FrameworkChoice.choose for a pod of `klass`, over the `feasible` nodes (at least one). */
+static int32_t choose(Kube *k, int32_t klass, const uint8_t *feasible, int32_t feasible_count,
+                      const NodeView *nodes, double *score)
 {
     int32_t total = k->node_count, limit = k->s.limit, count, examined, winners;
     double constant = k->s.separable_constant[k->s.constraint[klass]], best;
     int separable = !isnan(constant);
-    TotalsCache *cache = cache_of(k, klass);
+    Scored *cache = cache_of(k, klass);
     if (separable && limit >= total) {  /* TopNodes over every feasible node */
         count = 0;
         for (int32_t i = 0; i < total; i++)
-            if (k->feasible[i]) {
+            if (feasible[i]) {
                 k->candidates[count] = i;
                 k->totals[count++] = cached_total(k, cache, klass, i, nodes);
             }
@@ -897,7 +1032,7 @@ static int32_t choose(Kube *k, int32_t klass, int32_t feasible, const NodeView *
         *score = best + constant;
         return draw_winner(k, winners);
     }
-    count = first_feasible(k, limit, feasible, &examined);
+    count = first_feasible(k, feasible, limit, feasible_count, &examined);
     k->start = (k->start + examined) % total;
     if (separable)
         for (int32_t i = 0; i < count; i++)
@@ -928,7 +1063,7 @@ int kube_decide(Kube *k, const NodeView *nodes, double now_s, int64_t *uid, int3
 {
     double most[3];
     if (!k->failed && observe(k, nodes)) {
-        most_free(k, nodes, most);
+        most_free(k, most);
         queue_unblock(k, most, now_s);
     }
     if (k->failed || follow(k) < 0) {
@@ -936,24 +1071,24 @@ int kube_decide(Kube *k, const NodeView *nodes, double now_s, int64_t *uid, int3
         PyErr_SetString(PyExc_MemoryError, "kube: out of memory, or a pod of another run");
         return -1;
     }
-    int most_known = 0;  /* most_free is computed once the first group fails */
+    /* ListScheduler tries its first group without could_fit and the others with it; since no
+     * node can be feasible for a group that cannot fit in the most free amounts, testing every
+     * group gives the same decisions and skips their masks. */
+    most_free(k, most);
     int32_t index;
     while ((index = queue_best(k)) != NONE) {
         Group *g = &k->groups[index];
-        if (!most_known || could_fit(k, g, most)) {
-            int32_t feasible = feasible_nodes(k, g->klass, nodes);
-            if (feasible > 0) {
-                *node = choose(k, g->klass, feasible, nodes, score);
+        if (could_fit(k, g, most)) {
+            int32_t count;
+            const uint8_t *feasible = feasible_nodes(k, g->klass, nodes, &count);
+            if (count > 0) {
+                *node = choose(k, g->klass, feasible, count, nodes, score);
                 *uid = take_head(k, g);
                 return 1;
             }
         }
         g->blocked = 1;
         g->blocked_at = now_s;
-        if (!most_known) {
-            most_free(k, nodes, most);
-            most_known = 1;
-        }
     }
     return 0;
 }

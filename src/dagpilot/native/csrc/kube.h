@@ -11,7 +11,9 @@
  *     kube_decide just returned (a failed job's cancelled pods);
  *   - bind each placement kube_decide returns before the next kube_decide call, and call
  *     kube_decide exactly where the Python run loop calls Scheduler.decide (the NodeLog test
- *     of "resources freed" compares the node rows with those of the previous call). */
+ *     of "resources freed" compares the node rows with those of the previous call);
+ *   - log in view.changed every node whose allocated row or readiness changes (model.h): kube
+ *     reads only the rows logged since its previous call. */
 #ifndef DAGPILOT_KUBE_H
 #define DAGPILOT_KUBE_H
 

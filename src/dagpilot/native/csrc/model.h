@@ -53,12 +53,23 @@ typedef struct {
 
 /* What schedulers read of the nodes at a decision (ClusterView.resource_arrays, ready_mask):
  * rows of (cpu cores, memory bytes, GPUs) as float64, exactly as the Python ClusterState keeps
- * them (allocated cpu = cpu_m / 1000.0). Written only by the core. */
+ * them (allocated cpu = cpu_m / 1000.0). Written only by the core.
+ *
+ * The change log (ClusterView.changed_nodes) lets a scheduler's caches over the nodes follow
+ * the few rows that change between decisions instead of comparing every row: each time a
+ * node's allocated row or readiness changes the core appends its index. Positions count from
+ * the start of the run: changed[i] is position changed_first + i, and the end
+ * (changed_first + changed_count) never falls. The core drops the older entries now and then
+ * (raising changed_first); a reader holding a position below changed_first must then
+ * recompute from the rows. */
 typedef struct {
     int32_t count;
     const double *allocatable;   /* [count * 3] */
     const double *allocated;     /* [count * 3] */
     const uint8_t *ready;        /* [count] */
+    const int32_t *changed;      /* [changed_count] node indices, oldest first, maybe repeated */
+    int64_t changed_first;       /* the position of changed[0] */
+    int64_t changed_count;
 } NodeView;
 
 /* A pending pod as schedulers see it (PodRef). */

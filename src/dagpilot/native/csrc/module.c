@@ -190,7 +190,7 @@ static void sim_free(Sim *sim) {
                      sim->nodes, sim->pools, sim->groups, sim->allocatable, sim->allocated,
                      sim->ready, sim->freed, sim->is_freed, sim->slot_free, sim->stamp_node,
                      sim->stamp_rack, sim->stamp_zone, sim->outage_end, sim->change_iops,
-                     sim->change_collapsed, sim->scratch,
+                     sim->change_collapsed, sim->scratch, sim->changes,
                      sim->records.uid, sim->records.node, sim->records.outcome,
                      sim->records.bound_s, sim->records.started_s, sim->records.finished_s,
                      sim->records.ended_s, sim->samples.time_s, sim->samples.cpu_allocated,
@@ -248,8 +248,9 @@ static int init_state(Sim *sim) {
     sim->groups = zeroed((size_t)sim->group_count, sizeof(Group));
     sim->pod_capacity = 1024;
     sim->pods = zeroed(1024, sizeof(Pod));
+    sim->changes = zeroed(4 * nodes + 65, sizeof(int32_t));  /* log_change's most */
     if (!(sim->nodes && sim->allocatable && sim->allocated && sim->ready && sim->freed
-          && sim->is_freed && sim->slot_free && sim->stamp_node && sim->stamp_rack
+          && sim->changes && sim->is_freed && sim->slot_free && sim->stamp_node && sim->stamp_rack
           && sim->stamp_zone && sim->outage_end && sim->change_iops && sim->change_collapsed
           && sim->groups && sim->pods && heap_init(&sim->heap, 4096)))
         return 0;
@@ -264,7 +265,9 @@ static int init_state(Sim *sim) {
         pool->multiplier = 1.0;
     }
     sim->last_pending = -1;
-    sim->view = (NodeView){sim->node_count, sim->allocatable, sim->allocated, sim->ready};
+    sim->view = (NodeView){.count = sim->node_count, .allocatable = sim->allocatable,
+                           .allocated = sim->allocated, .ready = sim->ready,
+                           .changed = sim->changes};
     return cluster_init(sim);
 }
 

@@ -148,6 +148,7 @@ typedef struct Sim {
     double *change_iops;               /* per pool: the IOPS of its next change */
     int32_t *change_collapsed;
     NodeView view;
+    int32_t *changes;                  /* view.changed: [4 x nodes + 65], see log_change */
     int64_t *scratch;                  /* pods of one node: OOM victims, pods stopped by a fault */
     int64_t scratch_capacity;
     /* progress */
