@@ -18,7 +18,6 @@ from dagpilot.sim.nodes import millicores
 
 Columns = dict[str, np.ndarray]
 NONE = -1
-NORMAL_BLOCK = 1024  # streams.NormalBuffer's block size: the same draws in the same blocks
 MAX_GPUS_PER_NODE = 64  # the core keeps a node's GPUs as the bits of one 64-bit word
 
 

@@ -22,7 +22,7 @@ from dagpilot.native.kube_statics import kube_statics
 from dagpilot.sim.faults import next_iops_change, next_outage
 from dagpilot.sim.record import JobRecord, PodRecord, RunRecord, Sample
 from dagpilot.sim.simulation import check_inputs
-from dagpilot.sim.streams import stream
+from dagpilot.sim.streams import NORMAL_BLOCK, stream
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,8 @@ def _phases(settings: SimSettings, jobs: int, seed: int) -> np.ndarray:
 
 
 class Draws(NamedTuple):
+    """Where the core's random draws come from."""
+
     normals: Callable[[], list[float]]
     outage: Callable[[float], tuple[float, float] | None]
     iops: Callable[[float, float, int], tuple[float, float, bool] | None]
@@ -69,7 +71,7 @@ def _draws(settings: SimSettings, seed: int) -> Draws:
     storage, scheduler = stream(seed, "storage"), stream(seed, "scheduler")
 
     def normals() -> list[float]:
-        block: list[float] = startup.standard_normal(pack.NORMAL_BLOCK).tolist()
+        block: list[float] = startup.standard_normal(NORMAL_BLOCK).tolist()
         return block
 
     def outage(after_s: float) -> tuple[float, float] | None:

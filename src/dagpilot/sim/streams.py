@@ -17,12 +17,15 @@ def stream(seed: int, name: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([seed, zlib.crc32(name.encode())]))
 
 
+NORMAL_BLOCK = 1024  # normals drawn at once: the native core takes them in the same blocks
+
+
 class NormalBuffer:
     """Standard normal draws from one generator, taken in blocks (a scalar draw costs ~1 µs)."""
 
     __slots__ = ("_block", "_next", "_rng", "_size")
 
-    def __init__(self, rng: np.random.Generator, size: int = 1024) -> None:
+    def __init__(self, rng: np.random.Generator, size: int = NORMAL_BLOCK) -> None:
         self._rng = rng
         self._size = size
         self._block: list[float] = []
