@@ -1,4 +1,4 @@
-"""The fixed inputs of the native kube-default scheduler (csrc/kube.c), computed with the Python
+"""The fixed inputs of the native kube-default scheduler (csrc/kube*.c), computed with the Python
 decide code so that labels, taints, affinity and GPU models have one source of truth.
 
 Tasks with one `placement_key` (requests, limits, selector, tolerations, affinity) form a class:
@@ -49,8 +49,8 @@ from dagpilot.schedulers.node_sampling import nodes_to_find
 from dagpilot.schedulers.ordering import pod_priority
 
 Statics = dict[str, np.ndarray]
-DYNAMIC_FILTERS = ("NodeReady", "NodeResourcesFit")  # the ones kube.c evaluates itself
-ALLOCATION_SCORES = (LeastAllocated, BalancedAllocation)  # kube.c's totals, weight 1 each
+DYNAMIC_FILTERS = ("NodeReady", "NodeResourcesFit")  # the ones the C side evaluates itself
+ALLOCATION_SCORES = (LeastAllocated, BalancedAllocation)  # the C side's totals, weight 1 each
 
 
 def kube_statics(jobs: Sequence[Job], cluster: Cluster) -> tuple[npt.NDArray[np.int32], Statics]:
@@ -152,20 +152,21 @@ def _separable_constant(scoring: Scoring, task: Task, nodes: NodeArrays) -> floa
 
 
 def _reversed(score: Score) -> bool:
-    """Whether the plugin normalises with DefaultNormalizeScore reversed (kube.c knows only
+    """Whether the plugin normalises with DefaultNormalizeScore reversed (the C side knows only
     DefaultNormalizeScore, forward or reversed)."""
     normalised = score.normalize(np.array([0.0, 2.0])).tolist()
     if normalised == [100.0, 0.0]:
         return True
     if normalised == [0.0, 100.0]:
         return False
-    raise RuntimeError(f"kube.c cannot normalise {score.name}: not DefaultNormalizeScore")
+    raise RuntimeError(f"the native kube-default cannot normalise {score.name}: "
+                       "not DefaultNormalizeScore")
 
 
 def _check_profile() -> None:
-    """kube.c hard-codes the dynamic filters and the allocation scores of kube-default."""
+    """The C side hard-codes the dynamic filters and the allocation scores of kube-default."""
     dynamic = tuple(f.name for f in filters(DEFAULT_FILTERS) if not f.static)
     allocation = [(type(s), w) for s, w in Scoring.named(DEFAULT_WEIGHTS).weighted
                   if not s.static]
     if dynamic != DYNAMIC_FILTERS or allocation != [(kind, 1) for kind in ALLOCATION_SCORES]:
-        raise RuntimeError("kube.c is out of date with kube-default's filters or scores")
+        raise RuntimeError("csrc/kube*.c is out of date with kube-default's filters or scores")

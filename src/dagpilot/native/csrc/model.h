@@ -1,5 +1,6 @@
 /* The run's inputs as flat C structs (packed by dagpilot/native/pack.py) and the live state of
- * the nodes that both the simulator core (core.c) and the kube-default scheduler (kube.c) read.
+ * the nodes that both the simulator core (run.c and the files it calls) and the kube-default
+ * scheduler (kube*.c) read.
  *
  * Indices, not pointers, join the records: tasks are numbered over all jobs in input order,
  * pods by uid (1, 2, ... in creation order, as the Python engine numbers them). */
@@ -19,7 +20,7 @@ typedef struct {
     int32_t gpus;            /* requests.gpus */
     int32_t gpu_model;       /* requests.gpu_model as an index of Inputs.gpu_models, or NONE */
     int32_t priority;        /* Task.priority */
-    int32_t klass;           /* kube.c's static class (kube_statics.py): equal statics, equal class */
+    int32_t klass;           /* kube-default's class (kube_statics.py): equal statics, equal class */
     uint8_t tolerates_not_ready;
     int32_t instances;
     double runtime_s;        /* Task.runtime_s */
