@@ -1,5 +1,5 @@
-/* The simulation loop: event handlers, decision points, the scheduler's turns and the record
- * (sim/simulation.py, sim/env.py, sim/run.py, sim/recorder.py, sim/startup.py). */
+/* The simulation loop: event handlers, decision points and the scheduler's turns
+ * (sim/simulation.py, sim/env.py, sim/run.py). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,130 +46,7 @@ int sim_reserve_scratch(Sim *sim, int64_t count) {
     return 1;
 }
 
-/* --- the record ------------------------------------------------------------------------ */
-
-/* Make room for `capacity` items in each of `count` parallel columns (item sizes `sizes`). */
-static int grow_columns(void **columns[], const size_t *sizes, int count, int64_t capacity) {
-    for (int i = 0; i < count; i++) {
-        void *grown = realloc(*columns[i], sizes[i] * (size_t)capacity);
-        if (grown == NULL) return 0;
-        *columns[i] = grown;
-    }
-    return 1;
-}
-
-static int grow_records(PodRecords *r) {
-    if (r->size < r->capacity) return 1;
-    int64_t capacity = r->capacity ? r->capacity * 2 : 1024;
-    void **columns[] = {(void **)&r->uid, (void **)&r->node, (void **)&r->outcome,
-                        (void **)&r->bound_s, (void **)&r->started_s, (void **)&r->finished_s,
-                        (void **)&r->ended_s};
-    const size_t sizes[] = {sizeof(int64_t), sizeof(int32_t), sizeof(int32_t), sizeof(double),
-                            sizeof(double), sizeof(double), sizeof(double)};
-    if (!grow_columns(columns, sizes, 7, capacity)) return 0;
-    r->capacity = capacity;
-    return 1;
-}
-
-/* Recorder.pod_ended (bound pods) and pod_not_bound; NAN stands for None. */
-void record_pod(Sim *sim, int64_t uid, int32_t outcome, double now_s, int bound) {
-    PodRecords *r = &sim->records;
-    if (!grow_records(r)) {
-        sim->error = 1;
-        PyErr_NoMemory();
-        return;
-    }
-    const Pod *pod = &sim->pods[uid];
-    int64_t at = r->size++;
-    r->uid[at] = uid;
-    r->outcome[at] = outcome;
-    r->node[at] = bound ? pod->node : NONE;
-    r->bound_s[at] = bound ? pod->bound_s : NAN;
-    r->started_s[at] = bound && pod->started_s >= 0.0 ? pod->started_s : NAN;
-    r->finished_s[at] = outcome == R_SUCCEEDED ? now_s : NAN;
-    r->ended_s[at] = outcome == R_UNFINISHED ? NAN : now_s;
-}
-
-static int grow_samples(Samples *s) {
-    if (s->size < s->capacity) return 1;
-    int64_t capacity = s->capacity ? s->capacity * 2 : 1024;
-    void **columns[] = {(void **)&s->time_s, (void **)&s->cpu_allocated, (void **)&s->cpu_used,
-                        (void **)&s->gpu_allocated, (void **)&s->pending, (void **)&s->running};
-    const size_t sizes[] = {sizeof(double), sizeof(double), sizeof(double), sizeof(double),
-                            sizeof(int64_t), sizeof(int64_t)};
-    if (!grow_columns(columns, sizes, 6, capacity)) return 0;
-    s->capacity = capacity;
-    return 1;
-}
-
-/* Recorder.sample: on a tick or when the backlog changed; one per instant at most. */
-static void sample(Sim *sim, int tick) {
-    int64_t pending = sim->pending_count;
-    if (!tick && pending == sim->last_pending) return;
-    sim->last_pending = pending;
-    Samples *s = &sim->samples;
-    double now = sim->now_s, cpu = sim->cpu_capacity;
-    int64_t at = s->size;
-    if (!(at > 0 && s->time_s[at - 1] == now)) {
-        if (!grow_samples(s)) {
-            sim->error = 1;
-            PyErr_NoMemory();
-            return;
-        }
-        s->size++;
-    } else {
-        at--;
-    }
-    s->time_s[at] = now;
-    s->pending[at] = pending;
-    s->running[at] = sim->running;
-    s->cpu_allocated[at] = cpu != 0.0 ? (double)sim->cpu_allocated_m / 1000.0 / cpu : 0.0;
-    s->cpu_used[at] = cpu != 0.0 ? sim->cpu_used / cpu : 0.0;
-    s->gpu_allocated[at] = sim->gpu_capacity
-        ? (double)sim->gpus_allocated / (double)sim->gpu_capacity : 0.0;
-}
-
-/* --- randomness from the Python streams ------------------------------------------------- */
-
-/* StartupDelays.draw: median x exp(sigma x N(0, 1)), normals taken in blocks. */
-static double startup_delay(Sim *sim) {
-    if (sim->p.startup_median_s <= 0.0) return 0.0;
-    if (sim->p.startup_sigma <= 0.0) return sim->p.startup_median_s;
-    if (sim->normal_block == NULL || sim->normal_next == PyList_GET_SIZE(sim->normal_block)) {
-        Py_XDECREF(sim->normal_block);
-        sim->normal_block = PyObject_CallNoArgs(sim->normals);
-        sim->normal_next = 0;
-        if (sim->normal_block == NULL || !PyList_Check(sim->normal_block)
-                || PyList_GET_SIZE(sim->normal_block) == 0) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_TypeError, "normals() must return a non-empty list");
-            Py_CLEAR(sim->normal_block);
-            sim->error = 1;
-            return 0.0;
-        }
-    }
-    double normal = PyFloat_AsDouble(PyList_GET_ITEM(sim->normal_block, sim->normal_next++));
-    return sim->p.startup_median_s * exp(sim->p.startup_sigma * normal);
-}
-
-/* StartupSlots.start_time: when a pod bound to the node now starts; reserves its slot. */
-static double start_time(Sim *sim, int32_t n) {
-    double delay = startup_delay(sim), now = sim->now_s;
-    int32_t slots = sim->p.startup_slots;
-    if (slots == 0) return now + delay;
-    double *free = &sim->slot_free[(size_t)n * (size_t)slots];
-    int32_t slot = 0;
-    for (int32_t i = 1; i < slots; i++)
-        if (free[i] < free[slot]) slot = i;
-    double start = (now >= free[slot] ? now : free[slot]) + delay;
-    free[slot] = start;
-    return start;
-}
-
-static void clear_slots(Sim *sim, int32_t n) {
-    int32_t slots = sim->p.startup_slots;
-    for (int32_t i = 0; i < slots; i++) sim->slot_free[(size_t)n * (size_t)slots + i] = 0.0;
-}
+/* --- draws from the Python streams: node faults and storage changes ----------------------- */
 
 /* A (float, float[, bool]) tuple from a callback, or 0 for None; sets sim->error on bad output. */
 static int unpack_change(Sim *sim, PyObject *result, double *first, double *second, int *flag) {
@@ -241,7 +118,7 @@ static void bind(Sim *sim, int64_t uid, int32_t n) {
     pod->pcie = 1.0;
     pod->group = NONE;
     APPEND(sim, &node->bound, bound, uid);
-    schedule(sim, start_time(sim, n), O_START, E_START, uid, pod->version);
+    schedule(sim, startup_time(sim, n), O_START, E_START, uid, pod->version);
     sim->idle = 0;
 }
 
@@ -313,7 +190,7 @@ static void on_sample(Sim *sim) {
 
 static void on_node_fault(Sim *sim, int32_t n) {
     set_ready(sim, n, 0);
-    clear_slots(sim, n);
+    startup_clear(sim, n);
     if (!sim_reserve_scratch(sim, sim->nodes[n].running_count)) return;
     progress_stop_all(sim, n, sim->scratch);
     while (sim->nodes[n].bound.head != NONE && !sim->error)
@@ -324,10 +201,10 @@ static void on_node_fault(Sim *sim, int32_t n) {
 static void on_node_ready(Sim *sim, int32_t n) {
     set_ready(sim, n, 1);
     sim->dirty = 1;
-    clear_slots(sim, n);
+    startup_clear(sim, n);
     NodeLive *node = &sim->nodes[n];
     for (int64_t uid = node->waiting.head; uid != NONE; uid = sim->pods[uid].waiting.next)
-        schedule(sim, start_time(sim, n), O_START, E_START, uid, sim->pods[uid].version);
+        schedule(sim, startup_time(sim, n), O_START, E_START, uid, sim->pods[uid].version);
     node->waiting = EMPTY_LIST;
     schedule_outage(sim, n, sim->outage_end[n]);
 }
@@ -400,7 +277,7 @@ static void advance(Sim *sim) {
     if (!in_flight(sim) && sim->pending_count) sim->idle++;
     while (!sim->error) {
         if (sim->tick || sim->pending_count != sim->last_pending) {
-            sample(sim, sim->tick);
+            record_sample(sim, sim->tick);
             sim->tick = 0;
         }
         if (sim->ended == sim->job_count || (!in_flight(sim) && stalled(sim))) {
@@ -465,7 +342,7 @@ void sim_drive(Sim *sim) {
 
 /* Simulation.close: the last sample, then what was still under way. */
 void sim_close(Sim *sim) {
-    sample(sim, 0);
+    record_sample(sim, 0);
     for (int64_t uid = sim->pending.head; uid != NONE; uid = sim->pods[uid].pending.next) {
         record_pod(sim, uid, R_UNFINISHED, NAN, 0);
     }

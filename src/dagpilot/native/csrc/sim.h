@@ -7,6 +7,7 @@
 
 #include <Python.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "heap.h"
 #include "list.h"
@@ -175,7 +176,10 @@ typedef struct Sim {
     int error;                /* a Python exception is set */
 } Sim;
 
-#define NOW(sim) ((sim)->now_s)
+/* calloc of at least one item, so that an empty table is not mistaken for a failure */
+static inline void *zeroed(size_t count, size_t size) {
+    return calloc(count > 0 ? count : 1, size);
+}
 
 /* heap */
 void schedule(Sim *sim, double time_s, int32_t priority, int32_t kind, int64_t arg, int64_t aux);
@@ -204,10 +208,17 @@ void engine_succeeded(Sim *sim, int32_t job, int32_t task);
 int engine_killed(Sim *sim, int64_t uid, int oom);
 double next_poll(double now_s, double phase_s, double interval_s);
 
-/* run.c: the simulation loop and the record */
+/* recorder.c: the record (sim/recorder.py) */
+void record_pod(Sim *sim, int64_t uid, int32_t outcome, double now_s, int bound);
+void record_sample(Sim *sim, int tick);
+
+/* startup.c: start-up delays and slots (sim/startup.py) */
+double startup_time(Sim *sim, int32_t node);
+void startup_clear(Sim *sim, int32_t node);
+
+/* run.c: the simulation loop */
 void on_pod_created(Sim *sim, int64_t uid);
 void on_job_ended(Sim *sim, int32_t job);
-void record_pod(Sim *sim, int64_t uid, int32_t outcome, double now_s, int bound);
 int sim_grow_pods(Sim *sim, int64_t uid);
 int sim_reserve_scratch(Sim *sim, int64_t count);
 
