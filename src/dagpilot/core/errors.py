@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 
 class DagpilotError(Exception):
     """Base of every error dagpilot raises on purpose."""
+
+    def __reduce__(self) -> tuple[Callable[..., DagpilotError], tuple[Any, ...]]:
+        # Exceptions pickle as cls(*args), which the subclasses' own constructors do not take:
+        # an error raised in a worker process would not reach the parent (a Pool then hangs).
+        return _rebuilt, (type(self), self.args, self.__dict__)
+
+
+def _rebuilt(kind: type[DagpilotError], args: tuple[Any, ...],
+             state: dict[str, Any]) -> DagpilotError:
+    """An error as it was pickled: its message arguments and attributes, no constructor call."""
+    error = kind.__new__(kind)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
 
 
 class InvalidInput(DagpilotError):
