@@ -22,6 +22,8 @@ static int index_amounts(Sim *sim, int resource) {
     int32_t count = sim->task_count;
     int64_t *values = malloc(sizeof(int64_t) * (size_t)(count > 0 ? count : 1));
     int32_t *of_task = malloc(sizeof(int32_t) * (size_t)(count > 0 ? count : 1));
+    sim->amount_values[resource] = values;  /* owned by the Sim from here, freed with it */
+    sim->task_amount[resource] = of_task;
     if (values == NULL || of_task == NULL) return 0;
     for (int32_t t = 0; t < count; t++) values[t] = task_amount(&sim->tasks[t], resource);
     qsort(values, (size_t)count, sizeof(int64_t), compare_int64);
@@ -33,10 +35,8 @@ static int index_amounts(Sim *sim, int resource) {
         int64_t *found = bsearch(&want, values, (size_t)kinds, sizeof(int64_t), compare_int64);
         of_task[t] = (int32_t)(found - values);
     }
-    sim->amount_values[resource] = values;
     sim->amount_kinds[resource] = kinds;
     sim->amount_counts[resource] = calloc((size_t)(kinds > 0 ? kinds : 1), sizeof(int64_t));
-    sim->task_amount[resource] = of_task;
     return sim->amount_counts[resource] != NULL;
 }
 

@@ -1,9 +1,11 @@
 /* The run's inputs from Python: settings and the columns of dagpilot/native/pack.py, read with
- * the buffer protocol and checked for type and length, so a packing mistake is an error naming
- * the column, never a wrong run. */
+ * the buffer protocol and checked for type and length (their indices by input_checks.c), so a
+ * packing mistake is an error naming the column, never a wrong run. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,14 +25,34 @@ static size_t kind_size(Kind kind) {
     return kind == F64 || kind == I64 ? 8 : kind == I32 ? 4 : 1;
 }
 
+/* Whether a buffer holds items of `kind` in this machine's byte order: one format code, maybe
+ * after a native byte-order prefix (a byte-swapped column would be read as other numbers). */
 static int kind_matches(Kind kind, const Py_buffer *view) {
-    char code = view->format ? view->format[strlen(view->format) - 1] : 'B';
+    const char *format = view->format ? view->format : "B";
+    char native = PY_LITTLE_ENDIAN ? '<' : '>';
+    if (*format == '@' || *format == '=' || *format == native) format++;
+    if (format[0] == '\0' || format[1] != '\0') return 0;
+    char code = format[0];
     if ((size_t)view->itemsize != kind_size(kind)) return 0;
     switch (kind) {
     case F64: return code == 'd';
     case I64: return code == 'q' || code == 'l';
     case I32: return code == 'i' || (code == 'l' && view->itemsize == 4);
     case U8: return code == 'B' || code == '?';
+    }
+    return 0;
+}
+
+/* The column's C-contiguous buffer; 0 with a TypeError naming the column when it has none
+ * (a list, a strided view). */
+static int get_buffer(PyObject *column, const char *table_name, const char *name,
+                      Py_buffer *view) {
+    if (PyObject_GetBuffer(column, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) == 0) return 1;
+    if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError)
+            || PyErr_ExceptionMatches(PyExc_BufferError)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "native run: column %s.%s is a %s without a C-contiguous "
+                     "buffer", table_name, name, Py_TYPE(column)->tp_name);
     }
     return 0;
 }
@@ -44,7 +66,7 @@ static int read_column(PyObject *table, const char *table_name, const char *name
         return 0;
     }
     Py_buffer view;
-    if (PyObject_GetBuffer(column, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) != 0) return 0;
+    if (!get_buffer(column, table_name, name, &view)) return 0;
     int ok = kind_matches(kind, &view) && view.len == count * (Py_ssize_t)kind_size(kind);
     if (!ok) {
         PyErr_Format(PyExc_TypeError, "native run: column %s.%s has format %s and %zd bytes, "
@@ -77,7 +99,7 @@ static void *read_array(PyObject *table, const char *name, Kind kind, Py_ssize_t
         return NULL;
     }
     Py_buffer view;
-    if (PyObject_GetBuffer(column, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) != 0) return NULL;
+    if (!get_buffer(column, "arrays", name, &view)) return NULL;
     void *copy = NULL;
     if (!kind_matches(kind, &view)) {
         PyErr_Format(PyExc_TypeError, "native run: column %s has format %s", name,
@@ -119,93 +141,124 @@ static const Field POOL_FIELDS[] = {
 
 /* --- parameters ------------------------------------------------------------------------ */
 
-static int read_double(PyObject *params, const char *name, double *out) {
-    PyObject *value = PyDict_GetItemString(params, name);
+static int read_double(PyObject *dict, const char *dict_name, const char *name, double *out) {
+    PyObject *value = PyDict_GetItemString(dict, name);
     if (value == NULL) {
-        PyErr_Format(PyExc_KeyError, "native run: params has no %s", name);
+        PyErr_Format(PyExc_KeyError, "native run: %s has no %s", dict_name, name);
         return 0;
     }
     *out = PyFloat_AsDouble(value);
     return !(*out == -1.0 && PyErr_Occurred());
 }
 
-int read_int(PyObject *params, const char *name, int32_t *out) {
+/* A whole number from `least` to INT32_MAX (converting anything else to int32 is undefined). */
+int read_int(PyObject *dict, const char *dict_name, const char *name, int32_t least,
+             int32_t *out) {
     double value;
-    if (!read_double(params, name, &value)) return 0;
+    if (!read_double(dict, dict_name, name, &value)) return 0;
+    if (!(value >= (double)least && value <= (double)INT32_MAX && value == floor(value))) {
+        char shown[32];
+        snprintf(shown, sizeof(shown), "%.17g", value);
+        PyErr_Format(PyExc_ValueError, "native run: %s.%s is %s, expected a whole number from "
+                     "%d to %d", dict_name, name, shown, (int)least, (int)INT32_MAX);
+        return 0;
+    }
     *out = (int32_t)value;
     return 1;
 }
 
+#define PARAM_DOUBLE(name, field) read_double(d, "params", name, field)
+#define PARAM_INT(name, field) read_int(d, "params", name, INT32_MIN, field)
+
 int read_params(PyObject *d, Params *p) {
-    return read_double(d, "horizon_s", &p->horizon_s)
-        && read_double(d, "poll_interval_s", &p->poll_interval_s)
-        && read_double(d, "submit_latency_s", &p->submit_latency_s)
-        && read_double(d, "sample_interval_s", &p->sample_interval_s)
-        && read_double(d, "startup_median_s", &p->startup_median_s)
-        && read_double(d, "startup_sigma", &p->startup_sigma)
-        && read_double(d, "retry_backoff_s", &p->retry_backoff_s)
-        && read_double(d, "retry_backoff_max_s", &p->retry_backoff_max_s)
-        && read_int(d, "release_at_poll", &p->release_at_poll)
-        && read_int(d, "engine_queue_size", &p->engine_queue_size)
-        && read_int(d, "oom_retry_limit", &p->oom_retry_limit)
-        && read_int(d, "startup_slots", &p->startup_slots)
-        && read_int(d, "on_membw", &p->on_membw) && read_int(d, "on_storage", &p->on_storage)
-        && read_int(d, "on_network", &p->on_network) && read_int(d, "on_pcie", &p->on_pcie)
-        && read_int(d, "on_memory", &p->on_memory) && read_int(d, "on_faults", &p->on_faults)
-        && read_double(d, "membw_knee", &p->membw_knee)
-        && read_double(d, "membw_saturation_mbpi", &p->membw_saturation_mbpi)
-        && read_double(d, "membw_cache_miss_factor", &p->membw_cache_miss_factor)
-        && read_double(d, "io_level1_ms", &p->io_level_ms[0])
-        && read_double(d, "io_level2_ms", &p->io_level_ms[1])
-        && read_double(d, "io_level3_ms", &p->io_level_ms[2])
-        && read_double(d, "io_level1_factor", &p->io_level_factor[0])
-        && read_double(d, "io_level2_factor", &p->io_level_factor[1])
-        && read_double(d, "io_level3_factor", &p->io_level_factor[2])
-        && read_double(d, "rtt_same_node_ms", &p->rtt_ms[0])
-        && read_double(d, "rtt_same_rack_ms", &p->rtt_ms[1])
-        && read_double(d, "rtt_cross_rack_ms", &p->rtt_ms[2])
-        && read_double(d, "rtt_cross_zone_ms", &p->rtt_ms[3])
-        && read_double(d, "network_latency_sensitivity", &p->network_latency_sensitivity)
-        && read_double(d, "pcie_cross_complex_factor", &p->pcie_cross_complex_factor);
+    return PARAM_DOUBLE("horizon_s", &p->horizon_s)
+        && PARAM_DOUBLE("poll_interval_s", &p->poll_interval_s)
+        && PARAM_DOUBLE("submit_latency_s", &p->submit_latency_s)
+        && PARAM_DOUBLE("sample_interval_s", &p->sample_interval_s)
+        && PARAM_DOUBLE("startup_median_s", &p->startup_median_s)
+        && PARAM_DOUBLE("startup_sigma", &p->startup_sigma)
+        && PARAM_DOUBLE("retry_backoff_s", &p->retry_backoff_s)
+        && PARAM_DOUBLE("retry_backoff_max_s", &p->retry_backoff_max_s)
+        && PARAM_INT("release_at_poll", &p->release_at_poll)
+        && PARAM_INT("engine_queue_size", &p->engine_queue_size)
+        && PARAM_INT("oom_retry_limit", &p->oom_retry_limit)
+        && read_int(d, "params", "startup_slots", 0, &p->startup_slots)
+        && PARAM_INT("on_membw", &p->on_membw) && PARAM_INT("on_storage", &p->on_storage)
+        && PARAM_INT("on_network", &p->on_network) && PARAM_INT("on_pcie", &p->on_pcie)
+        && PARAM_INT("on_memory", &p->on_memory) && PARAM_INT("on_faults", &p->on_faults)
+        && PARAM_DOUBLE("membw_knee", &p->membw_knee)
+        && PARAM_DOUBLE("membw_saturation_mbpi", &p->membw_saturation_mbpi)
+        && PARAM_DOUBLE("membw_cache_miss_factor", &p->membw_cache_miss_factor)
+        && PARAM_DOUBLE("io_level1_ms", &p->io_level_ms[0])
+        && PARAM_DOUBLE("io_level2_ms", &p->io_level_ms[1])
+        && PARAM_DOUBLE("io_level3_ms", &p->io_level_ms[2])
+        && PARAM_DOUBLE("io_level1_factor", &p->io_level_factor[0])
+        && PARAM_DOUBLE("io_level2_factor", &p->io_level_factor[1])
+        && PARAM_DOUBLE("io_level3_factor", &p->io_level_factor[2])
+        && PARAM_DOUBLE("rtt_same_node_ms", &p->rtt_ms[0])
+        && PARAM_DOUBLE("rtt_same_rack_ms", &p->rtt_ms[1])
+        && PARAM_DOUBLE("rtt_cross_rack_ms", &p->rtt_ms[2])
+        && PARAM_DOUBLE("rtt_cross_zone_ms", &p->rtt_ms[3])
+        && PARAM_DOUBLE("network_latency_sensitivity", &p->network_latency_sensitivity)
+        && PARAM_DOUBLE("pcie_cross_complex_factor", &p->pcie_cross_complex_factor);
+}
+
+/* --- the tables ------------------------------------------------------------------------- */
+
+static PyObject *table_of(PyObject *tables, const char *name) {
+    PyObject *table = PyDict_GetItemString(tables, name);
+    if (table == NULL)
+        PyErr_Format(PyExc_KeyError, "native run: tables has no %s (it needs tasks, nodes, "
+                     "jobs, pools, arrays and counts)", name);
+    else if (!PyDict_Check(table))
+        PyErr_Format(PyExc_TypeError, "native run: tables.%s is a %s, not a dict of columns",
+                     name, Py_TYPE(table)->tp_name);
+    else
+        return table;
+    return NULL;
+}
+
+static int read_counts(Sim *sim, PyObject *counts) {
+    return read_int(counts, "counts", "tasks", 0, &sim->task_count)
+        && read_int(counts, "counts", "nodes", 0, &sim->node_count)
+        && read_int(counts, "counts", "jobs", 0, &sim->job_count)
+        && read_int(counts, "counts", "pools", 0, &sim->pool_count)
+        && read_int(counts, "counts", "groups", 0, &sim->group_count)
+        && read_int(counts, "counts", "racks", 0, &sim->rack_count)
+        && read_int(counts, "counts", "zones", 0, &sim->zone_count);
+}
+
+static int read_arrays(Sim *sim, PyObject *arrays, ArrayLengths *lengths) {
+    return (sim->children = read_array(arrays, "children", I32, &lengths->children))
+        && (sim->instance_runtimes_s = read_array(arrays, "instance_runtimes_s", F64,
+                                                  &lengths->runtimes))
+        && (sim->instance_iops = read_array(arrays, "instance_iops", F64, &lengths->iops))
+        && (sim->gpu_root_complex = read_array(arrays, "gpu_root_complex", I32,
+                                               &lengths->root_complexes))
+        && (sim->pool_nodes = read_array(arrays, "pool_nodes", I32, &lengths->pool_nodes));
 }
 
 int read_inputs(Sim *sim, PyObject *tables) {
-    PyObject *tasks = PyDict_GetItemString(tables, "tasks");
-    PyObject *nodes = PyDict_GetItemString(tables, "nodes");
-    PyObject *jobs = PyDict_GetItemString(tables, "jobs");
-    PyObject *pools = PyDict_GetItemString(tables, "pools");
-    PyObject *arrays = PyDict_GetItemString(tables, "arrays");
-    PyObject *counts = PyDict_GetItemString(tables, "counts");
-    if (!tasks || !nodes || !jobs || !pools || !arrays || !counts) {
-        PyErr_SetString(PyExc_KeyError, "native run: tables needs tasks, nodes, jobs, pools, "
-                        "arrays and counts");
+    PyObject *tasks, *nodes, *jobs, *pools, *arrays, *counts;
+    if (!(tasks = table_of(tables, "tasks")) || !(nodes = table_of(tables, "nodes"))
+            || !(jobs = table_of(tables, "jobs")) || !(pools = table_of(tables, "pools"))
+            || !(arrays = table_of(tables, "arrays")) || !(counts = table_of(tables, "counts"))
+            || !read_counts(sim, counts))
         return 0;
-    }
-    int32_t task_count, node_count, job_count, pool_count;
-    if (!read_int(counts, "tasks", &task_count) || !read_int(counts, "nodes", &node_count)
-            || !read_int(counts, "jobs", &job_count) || !read_int(counts, "pools", &pool_count)
-            || !read_int(counts, "groups", &sim->group_count)
-            || !read_int(counts, "racks", &sim->rack_count)
-            || !read_int(counts, "zones", &sim->zone_count))
-        return 0;
-    sim->task_count = task_count, sim->node_count = node_count;
-    sim->job_count = job_count, sim->pool_count = pool_count;
-    sim->tasks = zeroed((size_t)task_count, sizeof(TaskSpec));
-    sim->specs = zeroed((size_t)node_count, sizeof(NodeSpecC));
-    sim->jobs = zeroed((size_t)job_count, sizeof(Job));
-    sim->pools = zeroed((size_t)pool_count, sizeof(Pool));
+    sim->tasks = zeroed((size_t)sim->task_count, sizeof(TaskSpec));
+    sim->specs = zeroed((size_t)sim->node_count, sizeof(NodeSpecC));
+    sim->jobs = zeroed((size_t)sim->job_count, sizeof(Job));
+    sim->pools = zeroed((size_t)sim->pool_count, sizeof(Pool));
     if (!sim->tasks || !sim->specs || !sim->jobs || !sim->pools) {
         PyErr_NoMemory();
         return 0;
     }
-    Py_ssize_t ignored;
-    return read_fields(tasks, "tasks", TASK_FIELDS, sim->tasks, sizeof(TaskSpec), task_count)
-        && read_fields(nodes, "nodes", NODE_FIELDS, sim->specs, sizeof(NodeSpecC), node_count)
-        && read_fields(jobs, "jobs", JOB_FIELDS, sim->jobs, sizeof(Job), job_count)
-        && read_fields(pools, "pools", POOL_FIELDS, sim->pools, sizeof(Pool), pool_count)
-        && (sim->children = read_array(arrays, "children", I32, &ignored))
-        && (sim->instance_runtimes_s = read_array(arrays, "instance_runtimes_s", F64, &ignored))
-        && (sim->instance_iops = read_array(arrays, "instance_iops", F64, &ignored))
-        && (sim->gpu_root_complex = read_array(arrays, "gpu_root_complex", I32, &ignored))
-        && (sim->pool_nodes = read_array(arrays, "pool_nodes", I32, &ignored));
+    ArrayLengths lengths;
+    return read_fields(tasks, "tasks", TASK_FIELDS, sim->tasks, sizeof(TaskSpec),
+                       sim->task_count)
+        && read_fields(nodes, "nodes", NODE_FIELDS, sim->specs, sizeof(NodeSpecC),
+                       sim->node_count)
+        && read_fields(jobs, "jobs", JOB_FIELDS, sim->jobs, sizeof(Job), sim->job_count)
+        && read_fields(pools, "pools", POOL_FIELDS, sim->pools, sizeof(Pool), sim->pool_count)
+        && read_arrays(sim, arrays, &lengths) && check_references(sim, &lengths);
 }

@@ -134,6 +134,8 @@ int kube_node_log_init(Kube *k)
     k->last_allocated = kube_zeroed(n * 3, sizeof(double));
     k->last_ready = kube_zeroed(n, 1);
     k->row_version = kube_zeroed(n, sizeof(uint64_t));
+    if (k->node_count > (1 << 30))  /* the leaves, a power of two, must fit an int32 */
+        return -1;
     for (k->leaves = 1; k->leaves < k->node_count; k->leaves *= 2)
         ;
     k->most = kube_zeroed((size_t)k->leaves * 6, sizeof(double));

@@ -57,13 +57,16 @@ static int check_indices(const Kube *k)
 {
     for (int32_t c = 0; c < k->class_count; c++)
         if (k->s.constraint[c] < 0 || k->s.constraint[c] >= k->constraint_count) {
-            PyErr_SetString(PyExc_ValueError, "kube statics: constraint index out of range");
+            PyErr_Format(PyExc_ValueError, "kube statics: constraint row %d: %d is not below "
+                         "the %d constraints of static_mask", c, k->s.constraint[c],
+                         k->constraint_count);
             return -1;
         }
     for (int32_t t = 0; t < k->task_count; t++)
         if (k->tasks[t].klass < 0 || k->tasks[t].klass >= k->class_count) {
-            PyErr_Format(PyExc_ValueError, "kube: task %d has class %d, not below %d", t,
-                         k->tasks[t].klass, k->class_count);
+            PyErr_Format(PyExc_ValueError, "native run: tasks.klass row %d: %d is not below the "
+                         "%d classes of the kube statics", t, k->tasks[t].klass,
+                         k->class_count);
             return -1;
         }
     return 0;

@@ -34,14 +34,13 @@ static void sim_free(Sim *sim) {
                      sim->records.bound_s, sim->records.started_s, sim->records.finished_s,
                      sim->records.ended_s, sim->samples.time_s, sim->samples.cpu_allocated,
                      sim->samples.cpu_used, sim->samples.gpu_allocated, sim->samples.pending,
-                     sim->samples.running};
+                     sim->samples.running, sim->normal_block};
     for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) free(owned[i]);
     for (int r = 0; r < 3; r++) {
         free(sim->amount_values[r]);
         free(sim->amount_counts[r]);
         free(sim->task_amount[r]);
     }
-    Py_XDECREF(sim->normal_block);
 }
 
 /* The engine's per-task and per-instance counters. */

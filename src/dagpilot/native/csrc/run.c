@@ -1,6 +1,7 @@
 /* The simulation loop: event handlers, decision points and the scheduler's turns
  * (sim/simulation.py, sim/env.py, sim/run.py). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -12,7 +13,18 @@
 #define IDLE_ROUNDS 2
 #define SIGNAL_CHECK_EVENTS 4096
 
+/* Kernel.schedule. An event in the past (or at NaN, from a bad callback or input) is an error,
+ * as in the Python kernel: the loop would otherwise run back in time, or never end. */
 void schedule(Sim *sim, double time_s, int32_t priority, int32_t kind, int64_t arg, int64_t aux) {
+    if (sim->error) return;  /* the run is ending: keep the exception that ends it */
+    if (!(time_s >= sim->now_s)) {
+        char shown[128];
+        snprintf(shown, sizeof(shown), "%.17g s scheduled in the past (now %.17g s)", time_s,
+                 sim->now_s);
+        PyErr_Format(PyExc_ValueError, "native run: event at %s", shown);
+        sim->error = 1;
+        return;
+    }
     if (!heap_push(&sim->heap, time_s, priority, kind, arg, aux)) {
         sim->error = 1;
         PyErr_NoMemory();
@@ -48,16 +60,30 @@ int sim_reserve_scratch(Sim *sim, int64_t count) {
 
 /* --- draws from the Python streams: node faults and storage changes ----------------------- */
 
-/* A (float, float[, bool]) tuple from a callback, or 0 for None; sets sim->error on bad output. */
-static int unpack_change(Sim *sim, PyObject *result, double *first, double *second, int *flag) {
+/* A callback's (float, float) or (float, float, bool) tuple, or 0 for None; 0 with sim->error
+ * and a TypeError naming the callback (`signature`) for anything else. */
+static int unpack_change(Sim *sim, PyObject *result, const char *signature, double *first,
+                         double *second, int *flag) {
     if (result == NULL) {
         sim->error = 1;
         return 0;
     }
     int ok = 0;
     if (result != Py_None) {
-        ok = flag ? PyArg_ParseTuple(result, "ddp", first, second, flag)
-                  : PyArg_ParseTuple(result, "dd", first, second);
+        Py_ssize_t size = flag ? 3 : 2;
+        ok = PyTuple_Check(result) && PyTuple_GET_SIZE(result) == size;
+        if (ok) {
+            *first = PyFloat_AsDouble(PyTuple_GET_ITEM(result, 0));
+            if (!PyErr_Occurred()) *second = PyFloat_AsDouble(PyTuple_GET_ITEM(result, 1));
+            if (flag && !PyErr_Occurred()) *flag = PyObject_IsTrue(PyTuple_GET_ITEM(result, 2));
+            ok = !PyErr_Occurred();
+        }
+        if (!ok && (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError))) {
+            PyErr_Clear();  /* a conversion's TypeError: say which callback gave what */
+            PyErr_Format(PyExc_TypeError, "native run: %s must return None or a tuple of %s, "
+                         "got %R", signature, flag ? "two floats and a bool" : "two floats",
+                         result);
+        }
         if (!ok) sim->error = 1;
     }
     Py_DECREF(result);
@@ -65,20 +91,24 @@ static int unpack_change(Sim *sim, PyObject *result, double *first, double *seco
 }
 
 static void schedule_outage(Sim *sim, int32_t n, double after_s) {
+    if (sim->error) return;  /* no Python call with an exception set */
     double start, end;
     PyObject *result = PyObject_CallFunction(sim->next_outage, "d", after_s);
-    if (unpack_change(sim, result, &start, &end, NULL) && isfinite(start)) {
+    if (unpack_change(sim, result, "next_outage(after_s)", &start, &end, NULL)
+            && isfinite(start)) {
         sim->outage_end[n] = end;
         schedule(sim, start, O_NODE_FAULT, E_FAULT, n, 0);
     }
 }
 
 static void schedule_iops_change(Sim *sim, int32_t index, double now_s, int collapsed) {
+    if (sim->error) return;
     double time_s, iops;
     int next_collapsed;
     PyObject *result = PyObject_CallFunction(sim->next_iops, "ddi", now_s,
                                              sim->pools[index].nominal_iops, collapsed);
-    if (unpack_change(sim, result, &time_s, &iops, &next_collapsed) && isfinite(time_s)) {
+    if (unpack_change(sim, result, "next_iops(now_s, nominal, collapsed)", &time_s, &iops,
+                      &next_collapsed) && isfinite(time_s)) {
         sim->change_iops[index] = iops;
         sim->change_collapsed[index] = next_collapsed;
         schedule(sim, time_s, O_STORAGE, E_STORAGE, index, 0);
@@ -304,7 +334,7 @@ static double seconds(void) {
 }
 
 static void report_progress(Sim *sim, int64_t *reported) {
-    if (sim->progress == NULL || sim->ended == *reported) return;
+    if (sim->progress == NULL || sim->ended == *reported || sim->error) return;
     *reported = sim->ended;
     double share = sim->job_count ? (double)sim->ended / (double)sim->job_count : 1.0;
     PyObject *result = PyObject_CallFunction(sim->progress, "d", share);

@@ -167,8 +167,8 @@ typedef struct Sim {
     Samples samples;
     /* randomness and callbacks (Python) */
     PyObject *normals;        /* callable() -> list of standard normals (the next block) */
-    PyObject *normal_block;   /* the current block */
-    Py_ssize_t normal_next;
+    double *normal_block;     /* the current block, copied: the list may change later */
+    Py_ssize_t normal_count, normal_next, normal_capacity;
     PyObject *next_outage;    /* callable(after_s) -> (start, end) or None */
     PyObject *next_iops;      /* callable(now_s, nominal, collapsed) -> (time, iops, collapsed) or None */
     PyObject *progress;       /* callable(share) or None */

@@ -2,27 +2,68 @@
  * exp(sigma x N(0, 1)), normals from the run's start-up stream in blocks) taken on one of its
  * node's start-up slots (sim/startup.py, sim/engine.py StartupDelays). */
 #include <math.h>
+#include <stdlib.h>
 
 #include "sim.h"
+
+/* Room for `size` normals in sim->normal_block; 0 with MemoryError set. */
+static int reserve_normals(Sim *sim, Py_ssize_t size) {
+    if (size <= sim->normal_capacity) return 1;
+    double *grown = realloc(sim->normal_block, sizeof(double) * (size_t)size);
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    sim->normal_block = grown;
+    sim->normal_capacity = size;
+    return 1;
+}
+
+/* The list's numbers into sim->normal_block (as many as fit); how many, or -1 with an exception
+ * set. Each item is held while it converts: its __float__ could change the list. */
+static Py_ssize_t copy_normals(Sim *sim, PyObject *block) {
+    Py_ssize_t count = 0;
+    for (; count < PyList_GET_SIZE(block) && count < sim->normal_capacity; count++) {
+        PyObject *item = PyList_GET_ITEM(block, count);
+        Py_INCREF(item);
+        double value = PyFloat_AsDouble(item);
+        int failed = value == -1.0 && PyErr_Occurred();
+        if (failed && PyErr_ExceptionMatches(PyExc_TypeError))  /* not a number: say which */
+            PyErr_Format(PyExc_TypeError, "native run: normals() must return a list of floats; "
+                         "item %zd is a %s", count, Py_TYPE(item)->tp_name);
+        Py_DECREF(item);
+        if (failed) return -1;
+        sim->normal_block[count] = value;
+    }
+    return count;
+}
+
+/* The next block of normals() as doubles (the list itself may change later); 0 with sim->error
+ * set when normals() raised or gave no list of numbers. */
+static int next_block(Sim *sim) {
+    PyObject *block = PyObject_CallNoArgs(sim->normals);
+    Py_ssize_t count = -1;
+    if (block != NULL && (!PyList_Check(block) || PyList_GET_SIZE(block) == 0))
+        PyErr_Format(PyExc_TypeError, "native run: normals() must return a non-empty list of "
+                     "floats, not %s", PyList_Check(block) ? "[]" : Py_TYPE(block)->tp_name);
+    else if (block != NULL && reserve_normals(sim, PyList_GET_SIZE(block)))
+        count = copy_normals(sim, block);
+    if (count == 0)
+        PyErr_SetString(PyExc_TypeError, "native run: the list normals() returned emptied");
+    Py_XDECREF(block);
+    sim->normal_count = count > 0 ? count : 0;
+    sim->normal_next = 0;
+    if (count <= 0) sim->error = 1;
+    return count > 0;
+}
 
 /* StartupDelays.draw: median x exp(sigma x N(0, 1)), normals taken in blocks. */
 static double startup_delay(Sim *sim) {
     if (sim->p.startup_median_s <= 0.0) return 0.0;
     if (sim->p.startup_sigma <= 0.0) return sim->p.startup_median_s;
-    if (sim->normal_block == NULL || sim->normal_next == PyList_GET_SIZE(sim->normal_block)) {
-        Py_XDECREF(sim->normal_block);
-        sim->normal_block = PyObject_CallNoArgs(sim->normals);
-        sim->normal_next = 0;
-        if (sim->normal_block == NULL || !PyList_Check(sim->normal_block)
-                || PyList_GET_SIZE(sim->normal_block) == 0) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_TypeError, "normals() must return a non-empty list");
-            Py_CLEAR(sim->normal_block);
-            sim->error = 1;
-            return 0.0;
-        }
-    }
-    double normal = PyFloat_AsDouble(PyList_GET_ITEM(sim->normal_block, sim->normal_next++));
+    if (sim->error) return 0.0;  /* no Python call with an exception set */
+    if (sim->normal_next >= sim->normal_count && !next_block(sim)) return 0.0;
+    double normal = sim->normal_block[sim->normal_next++];
     return sim->p.startup_median_s * exp(sim->p.startup_sigma * normal);
 }
 
