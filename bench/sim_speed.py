@@ -44,7 +44,7 @@ from dagpilot.clusters import load_cluster
 from dagpilot.core.config import SimSettings
 from dagpilot.core.types import Cluster, Job
 from dagpilot.native.run import simulate_native
-from dagpilot.schedulers import SCHEDULERS
+from dagpilot.schedulers import SCHEDULERS, kube_default
 from dagpilot.sim.kernel import Kernel
 from dagpilot.sim.record import RunRecord
 from dagpilot.sim.run import simulate
@@ -54,7 +54,7 @@ from dagpilot.workloads.arrivals import ArrivalSpec, assign_arrivals
 OUT = Path(__file__).resolve().parent / "out"
 POOL = "builtin:mix:200"  # the job pool Poisson arrivals cycle through
 LOAD = 0.8
-SCHEDULER = "kube-default"
+SCHEDULER = kube_default.NAME
 REFERENCE_NODES = 100
 REFERENCE_HORIZON_S = 6 * 3600.0
 SCALING_NODES = (10, 100, 1000, 5000)

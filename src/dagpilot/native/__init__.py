@@ -16,8 +16,8 @@ from dagpilot.core.config import SimSettings
 from dagpilot.core.scheduler import Scheduler
 from dagpilot.core.types import Cluster, Job
 from dagpilot.native import pack
-from dagpilot.native.run import SCHEDULER, simulate_native
-from dagpilot.schedulers import kube_default
+from dagpilot.native.run import simulate_native
+from dagpilot.schedulers.kube_default import NAME as SCHEDULER
 from dagpilot.schedulers.list_scheduler import ListScheduler
 from dagpilot.sim.record import RunRecord
 from dagpilot.sim.run import simulate as simulate_python
@@ -34,8 +34,7 @@ def available() -> bool:
 
 def supports(scheduler: Scheduler) -> bool:
     """The native core runs kube-default as `schedulers.kube_default.build()` makes it."""
-    return (isinstance(scheduler, ListScheduler) and scheduler.name == SCHEDULER
-            and kube_default.NAME == SCHEDULER)
+    return isinstance(scheduler, ListScheduler) and scheduler.name == SCHEDULER
 
 
 def simulate(jobs: Sequence[Job], cluster: Cluster, scheduler: Scheduler, settings: SimSettings,

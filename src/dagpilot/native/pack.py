@@ -54,7 +54,7 @@ def tables(jobs: Sequence[Job], cluster: Cluster, settings: SimSettings,
     """Everything csrc/module.c reads: `classes` is kube_statics' class of every task, `phases`
     each job's polling phase."""
     nodes, pools, pool_nodes, racks, zones, root_complexes = _nodes(cluster, settings)
-    tasks, children, runtimes, instance_iops, groups = _tasks(jobs, cluster, settings, classes)
+    tasks, children, runtimes, instance_iops, groups = _tasks(jobs, settings, classes)
     firsts = np.cumsum([0] + [len(job.tasks) for job in jobs])[:-1]
     job_columns = {"arrival_s": _f64([job.arrival_s for job in jobs]),
                    "phase_s": _f64(phases),
@@ -79,9 +79,8 @@ def _nodes(cluster: Cluster, settings: SimSettings) -> tuple[Columns, Columns, l
     pool_rows: list[tuple[float, float, int]] = []
     zones: dict[str, int] = {}
     racks: dict[tuple[str, str], int] = {}
-    models = _gpu_models(cluster)
     rows: dict[str, list[Any]] = {name: [] for name in (
-        "cpu_cap_m", "cpu", "memory", "gpus", "gpu_model", "root_complexes", "speed",
+        "cpu_cap_m", "cpu", "memory", "gpus", "root_complexes", "speed",
         "membw_capacity", "mem_capacity", "pool", "zone", "rack")}
     root_complexes: list[int] = []
     for index, spec in enumerate(cluster.nodes):
@@ -95,10 +94,9 @@ def _nodes(cluster: Cluster, settings: SimSettings) -> tuple[Columns, Columns, l
                               int(spec.disk.shared_pool is not None)))
             pool_members.append([])
         pool_members[pool_index[key]].append(index)
-        model = spec.allocatable.gpu_model
         values = (millicores(spec.allocatable.cpu), spec.allocatable.cpu, spec.allocatable.memory,
-                  spec.allocatable.gpus, NONE if model is None else models[model],
-                  len(root_complexes), spec.cpu_speed, float(spec.memory_bandwidth_bytes_s),
+                  spec.allocatable.gpus, len(root_complexes), spec.cpu_speed,
+                  float(spec.memory_bandwidth_bytes_s),
                   physics.memory_capacity(spec, effects), pool_index[key],
                   zones.setdefault(spec.zone, len(zones)),
                   racks.setdefault((spec.zone, spec.rack), len(racks)))
@@ -116,19 +114,11 @@ def _nodes(cluster: Cluster, settings: SimSettings) -> tuple[Columns, Columns, l
     return nodes, pools, flat, len(racks), len(zones), root_complexes
 
 
-def _gpu_models(cluster: Cluster) -> dict[str, int]:
-    models: dict[str, int] = {}
-    for spec in cluster.nodes:
-        if spec.allocatable.gpu_model is not None:
-            models.setdefault(spec.allocatable.gpu_model, len(models))
-    return models
-
-
-def _tasks(jobs: Sequence[Job], cluster: Cluster, settings: SimSettings,
+def _tasks(jobs: Sequence[Job], settings: SimSettings,
            classes: np.ndarray) -> tuple[Columns, list[int], list[float], list[float], int]:
-    models = _gpu_models(cluster)
     groups: dict[tuple[str, str], int] = {}
     derived: dict[int, tuple[Any, ...]] = {}  # by id(task): jobs made from one pool share tasks
+    per_instance: dict[int, list[float]] = {}  # each instance's IOPS, by id(task)
     rows: list[tuple[Any, ...]] = []
     children: list[int] = []
     runtimes: list[float] = []
@@ -138,7 +128,7 @@ def _tasks(jobs: Sequence[Job], cluster: Cluster, settings: SimSettings,
         for task in job.tasks:
             values = derived.get(id(task))
             if values is None:
-                values = derived[id(task)] = _derived(task, settings, models)
+                values = derived[id(task)] = _derived(task, settings)
             group = NONE
             if task.comm_group is not None:
                 group = groups.setdefault((job.id, task.comm_group), len(groups))
@@ -146,8 +136,12 @@ def _tasks(jobs: Sequence[Job], cluster: Cluster, settings: SimSettings,
             if task.instance_runtimes_s:
                 offset = len(runtimes)
                 runtimes.extend(task.instance_runtimes_s)
-                instance_iops.extend(physics.pod_iops(task, runtime, settings.effects)
-                                     for runtime in task.instance_runtimes_s)
+                iops = per_instance.get(id(task))
+                if iops is None:
+                    iops = per_instance[id(task)] = [physics.pod_iops(task, runtime,
+                                                                      settings.effects)
+                                                     for runtime in task.instance_runtimes_s]
+                instance_iops.extend(iops)
             rows.append((job_index, int(classes[len(rows)]), offset, group, len(children),
                          *values))
             children.extend(position[child] for child in task.children)
@@ -160,14 +154,12 @@ def _tasks(jobs: Sequence[Job], cluster: Cluster, settings: SimSettings,
     return columns, children, runtimes, instance_iops, len(groups)
 
 
-def _derived(task: Task, settings: SimSettings, models: dict[str, int]) -> tuple[Any, ...]:
+def _derived(task: Task, settings: SimSettings) -> tuple[Any, ...]:
     """What the simulator derives from a task alone (the TASK_COLUMNS after `children`)."""
     effects = settings.effects
     working, cache = physics.memory_footprint(task, effects, settings.physics.effective().memory)
-    model = task.requests.gpu_model
     return (task.requests.cpu, millicores(task.requests.cpu), task.requests.memory,
-            task.requests.gpus, NONE if model is None else models.get(model, len(models)),
-            task.priority, int(_tolerates_not_ready(task)), task.instances, task.runtime_s,
+            task.requests.gpus, int(_tolerates_not_ready(task)), task.instances, task.runtime_s,
             task.requests.cpu * task.cpu_intensity, task.membw_intensity, task.io_intensity,
             task.comm_share, working, cache, physics.pod_membw_demand(task, effects),
             physics.pod_iops(task, task.runtime_s, effects),
@@ -176,7 +168,7 @@ def _derived(task: Task, settings: SimSettings, models: dict[str, int]) -> tuple
 
 
 TASK_COLUMNS = ("job", "klass", "runtimes", "comm_group", "children",  # per job's copy
-                "cpu", "cpu_m", "memory", "gpus", "gpu_model", "priority",  # per task: _derived
+                "cpu", "cpu_m", "memory", "gpus",  # per task: _derived
                 "tolerates_not_ready", "instances", "runtime_s", "cpu_used", "membw_share",
                 "io_share", "comm_share", "working", "cache", "membw", "iops", "over_limit",
                 "parents", "child_count")

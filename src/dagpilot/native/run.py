@@ -19,6 +19,8 @@ from dagpilot.core.config import SimSettings
 from dagpilot.core.types import Cluster, Job
 from dagpilot.native import pack
 from dagpilot.native.kube_statics import kube_statics
+from dagpilot.schedulers.kube_default import NAME as SCHEDULER
+from dagpilot.sim.engine import poll_phases
 from dagpilot.sim.faults import next_iops_change, next_outage
 from dagpilot.sim.record import JobRecord, PodRecord, RunRecord, Sample
 from dagpilot.sim.simulation import check_inputs
@@ -26,7 +28,6 @@ from dagpilot.sim.streams import NORMAL_BLOCK, stream
 
 log = logging.getLogger(__name__)
 
-SCHEDULER = "kube-default"
 OUTCOMES = ("succeeded", "oom-killed", "node-fault", "unfinished", "cancelled")  # csrc/sim.h
 
 
@@ -38,21 +39,14 @@ def simulate_native(jobs: Sequence[Job], cluster: Cluster, settings: SimSettings
     started = time.perf_counter()
     check_inputs(jobs, cluster)
     classes, statics = kube_statics(jobs, cluster)
-    tables = pack.tables(jobs, cluster, settings, classes, _phases(settings, len(jobs), seed))
+    phases = poll_phases(stream(seed, "engine"), settings.poll_interval_s, len(jobs))
+    tables = pack.tables(jobs, cluster, settings, classes, phases)
     draws = _draws(settings, seed)
     out = _core.run(pack.params(settings), tables, statics, draws.normals, draws.outage,
                     draws.iops, draws.scheduler, progress)
     record = _record(out, jobs, cluster, settings, seed)
     record.wall_seconds = time.perf_counter() - started
     return record
-
-
-def _phases(settings: SimSettings, jobs: int, seed: int) -> np.ndarray:
-    """Each job's polling phase, drawn as Engine.add draws them."""
-    interval = settings.poll_interval_s
-    if interval <= 0:
-        return np.zeros(jobs)
-    return stream(seed, "engine").uniform(0.0, interval, jobs)
 
 
 class Draws(NamedTuple):

@@ -34,6 +34,11 @@ def next_poll(now_s: float, phase_s: float, interval_s: float) -> float:
     return wake if wake >= now_s else now_s  # guard against rounding below now
 
 
+def poll_phases(rng: np.random.Generator, interval_s: float, jobs: int) -> np.ndarray:
+    """Each job's polling phase: uniform over one interval (all 0 without polling)."""
+    return rng.uniform(0.0, interval_s, jobs) if interval_s > 0 else np.zeros(jobs)
+
+
 class StartupDelays:
     """Pod start-up times: median x exp(sigma x N(0, 1)), from the run's start-up stream."""
 
@@ -100,9 +105,7 @@ class Engine:
         self.outstanding = 0  # arrival and submit events ahead: work the engine will do unasked
 
     def add(self, jobs: Sequence[Job]) -> None:
-        interval = self._settings.poll_interval_s
-        phases = self._rng.uniform(0.0, interval, len(jobs)) if interval > 0 else np.zeros(
-            len(jobs))
+        phases = poll_phases(self._rng, self._settings.poll_interval_s, len(jobs))
         for index, (job, phase) in enumerate(zip(jobs, phases.tolist(), strict=True)):
             run = JobRun(job, index, phase)
             self.runs.append(run)

@@ -17,17 +17,9 @@ static void enqueue(Sim *sim, Job *job, int32_t task, int32_t instance, int32_t 
     if (at != NONE) {
         sim->queue_free = sim->queue[at].next;
     } else {
-        if (sim->queue_size == sim->queue_capacity) {
-            QueueEntry *grown = realloc(sim->queue, sizeof(QueueEntry)
-                                        * (size_t)sim->queue_capacity * 2);
-            if (grown == NULL) {
-                sim->error = 1;
-                PyErr_NoMemory();
-                return;
-            }
-            sim->queue = grown;
-            sim->queue_capacity *= 2;
-        }
+        if (!sim_reserve(sim, (void **)&sim->queue, &sim->queue_capacity, sim->queue_size + 1,
+                         sizeof(QueueEntry)))
+            return;
         at = sim->queue_size++;
     }
     sim->queue[at] = (QueueEntry){task, instance, attempt, NONE};
@@ -121,7 +113,8 @@ void engine_on_submit(Sim *sim, int32_t index) {
     while (job->queue_head != NONE && (limit <= 0 || job->in_flight < limit)) {
         QueueEntry entry = dequeue(sim, job);
         int64_t uid = ++sim->next_uid;
-        if (!sim_grow_pods(sim, uid)) return;
+        if (!sim_reserve(sim, (void **)&sim->pods, &sim->pod_capacity, uid + 1, sizeof(Pod)))
+            return;
         job->in_flight++;
         Pod *pod = &sim->pods[uid];
         pod->task = entry.task;

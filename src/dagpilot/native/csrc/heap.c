@@ -1,6 +1,7 @@
 /* A binary min-heap of events; see heap.h. */
 #include <stdlib.h>
 
+#include "alloc.h"
 #include "heap.h"
 
 static int before(const Event *a, const Event *b) {
@@ -24,12 +25,8 @@ void heap_free(Heap *heap) {
 
 int heap_push(Heap *heap, double time_s, int32_t priority, int32_t kind, int64_t arg,
               int64_t aux) {
-    if (heap->size == heap->capacity) {
-        Event *grown = realloc(heap->items, sizeof(Event) * (size_t)heap->capacity * 2);
-        if (grown == NULL) return 0;
-        heap->items = grown;
-        heap->capacity *= 2;
-    }
+    if (reserve((void **)&heap->items, &heap->capacity, heap->size + 1, sizeof(Event)) < 0)
+        return 0;
     Event event = {time_s, priority, kind, ++heap->seq, arg, aux};
     int64_t at = heap->size++;
     while (at > 0) {  /* sift up */

@@ -117,7 +117,7 @@ static void *read_array(PyObject *table, const char *name, Kind kind, Py_ssize_t
 #define TF(name, kind) {#name, kind, offsetof(TaskSpec, name)}
 static const Field TASK_FIELDS[] = {
     TF(job, I32), TF(cpu, F64), TF(cpu_m, I64), TF(memory, I64), TF(gpus, I32),
-    TF(gpu_model, I32), TF(priority, I32), TF(klass, I32), TF(tolerates_not_ready, U8),
+    TF(klass, I32), TF(tolerates_not_ready, U8),
     TF(instances, I32), TF(runtime_s, F64), TF(runtimes, I32), TF(cpu_used, F64),
     TF(membw_share, F64), TF(io_share, F64), TF(comm_share, F64), TF(comm_group, I32),
     TF(working, I64), TF(cache, I64), TF(membw, F64), TF(iops, F64), TF(over_limit, U8),
@@ -125,8 +125,7 @@ static const Field TASK_FIELDS[] = {
 
 #define NF(name, kind) {#name, kind, offsetof(NodeSpecC, name)}
 static const Field NODE_FIELDS[] = {
-    NF(cpu_cap_m, I64), NF(cpu, F64), NF(memory, I64), NF(gpus, I32), NF(gpu_model, I32),
-    NF(root_complexes, I32), NF(speed, F64), NF(membw_capacity, F64), NF(mem_capacity, I64),
+    NF(cpu_cap_m, I64), NF(cpu, F64), NF(memory, I64), NF(gpus, I32), NF(root_complexes, I32), NF(speed, F64), NF(membw_capacity, F64), NF(mem_capacity, I64),
     NF(pool, I32), NF(zone, I32), NF(rack, I32), {NULL, F64, 0}};
 
 #define JF(name, kind) {#name, kind, offsetof(Job, name)}

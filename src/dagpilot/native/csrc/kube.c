@@ -7,30 +7,6 @@
 
 #include <stdlib.h>
 
-/* ---- memory ------------------------------------------------------------------------------ */
-
-/* calloc that returns a block even for no items. */
-void *kube_zeroed(size_t count, size_t size)
-{
-    return calloc(count > 0 ? count : 1, size);
-}
-
-/* Room for `wanted` items of `size` in *items (capacity doubled); 0, or -1 out of memory. */
-int kube_reserve(void **items, int64_t *capacity, int64_t wanted, size_t size)
-{
-    if (wanted <= *capacity)
-        return 0;
-    int64_t grown = *capacity > 0 ? *capacity : 16;
-    while (grown < wanted)
-        grown *= 2;
-    void *moved = realloc(*items, (size_t)grown * size);
-    if (moved == NULL)
-        return -1;
-    *items = moved;
-    *capacity = grown;
-    return 0;
-}
-
 /* ---- life -------------------------------------------------------------------------------- */
 
 Kube *kube_new(PyObject *statics, const TaskSpec *tasks, int32_t task_count, int32_t node_count,
@@ -40,7 +16,7 @@ Kube *kube_new(PyObject *statics, const TaskSpec *tasks, int32_t task_count, int
         PyErr_SetString(PyExc_ValueError, "kube_new: statics must be a dict, counts >= 0");
         return NULL;
     }
-    Kube *k = kube_zeroed(1, sizeof(Kube));
+    Kube *k = zeroed(1, sizeof(Kube));
     if (k == NULL) {
         PyErr_NoMemory();
         return NULL;

@@ -18,7 +18,7 @@
 static Scored *cache_of(Kube *k, int32_t klass)
 {
     if (k->caches[klass] == NULL && k->cache_budget >= k->node_count) {
-        k->caches[klass] = kube_zeroed((size_t)k->node_count, sizeof(Scored));
+        k->caches[klass] = zeroed((size_t)k->node_count, sizeof(Scored));
         if (k->caches[klass] != NULL)
             k->cache_budget -= k->node_count;
     }
@@ -193,12 +193,12 @@ int kube_choice_init(Kube *k)
 {
     size_t n = (size_t)k->node_count;
     k->start = 0;
-    k->caches = kube_zeroed((size_t)k->class_count, sizeof(Scored *));
+    k->caches = zeroed((size_t)k->class_count, sizeof(Scored *));
     k->cache_budget = CACHE_ENTRIES;
-    k->candidates = kube_zeroed(n, sizeof(int32_t));
-    k->winners = kube_zeroed(n, sizeof(int32_t));
-    k->totals = kube_zeroed(n, sizeof(double));
-    k->normalised = kube_zeroed(n, sizeof(double));
+    k->candidates = zeroed(n, sizeof(int32_t));
+    k->winners = zeroed(n, sizeof(int32_t));
+    k->totals = zeroed(n, sizeof(double));
+    k->normalised = zeroed(n, sizeof(double));
     return k->caches && k->candidates && k->winners && k->totals && k->normalised ? 0 : -1;
 }
 

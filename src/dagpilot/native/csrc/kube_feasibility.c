@@ -32,7 +32,7 @@ static LiveMask *live_mask_of(Kube *k, int32_t klass)
 {
     LiveMask *live = &k->masks[klass];
     if (live->mask == NULL && k->mask_budget >= k->node_count) {
-        if ((live->mask = kube_zeroed((size_t)k->node_count, 1)) == NULL)
+        if ((live->mask = zeroed((size_t)k->node_count, 1)) == NULL)
             return NULL;
         live->position = -1;
         k->mask_budget -= k->node_count;
@@ -76,9 +76,9 @@ const uint8_t *kube_feasible_nodes(Kube *k, int32_t klass, const NodeView *nodes
 /* No class's mask yet (they are made on use), and the scratch mask; -1 out of memory. */
 int kube_feasibility_init(Kube *k)
 {
-    k->masks = kube_zeroed((size_t)k->class_count, sizeof(LiveMask));
+    k->masks = zeroed((size_t)k->class_count, sizeof(LiveMask));
     k->mask_budget = MASK_BYTES;
-    k->feasible = kube_zeroed((size_t)k->node_count, 1);
+    k->feasible = zeroed((size_t)k->node_count, 1);
     return k->masks != NULL && k->feasible != NULL ? 0 : -1;
 }
 

@@ -18,6 +18,7 @@
 #ifndef DAGPILOT_KUBE_INTERNAL_H
 #define DAGPILOT_KUBE_INTERNAL_H
 
+#include "alloc.h"
 #include "kube.h"
 
 #include <stddef.h>
@@ -130,10 +131,6 @@ struct Kube {
     int32_t *candidates, *winners;  /* scratch, [N] each */
     double *totals, *normalised;    /* scratch, [N] each */
 };
-
-/* kube.c: memory */
-void *kube_zeroed(size_t count, size_t size);
-int kube_reserve(void **items, int64_t *capacity, int64_t wanted, size_t size);
 
 /* kube_statics.c */
 int kube_read_statics(Kube *k, PyObject *statics);

@@ -131,14 +131,14 @@ int kube_observe(Kube *k, const NodeView *nodes)
 int kube_node_log_init(Kube *k)
 {
     size_t n = (size_t)k->node_count;
-    k->last_allocated = kube_zeroed(n * 3, sizeof(double));
-    k->last_ready = kube_zeroed(n, 1);
-    k->row_version = kube_zeroed(n, sizeof(uint64_t));
+    k->last_allocated = zeroed(n * 3, sizeof(double));
+    k->last_ready = zeroed(n, 1);
+    k->row_version = zeroed(n, sizeof(uint64_t));
     if (k->node_count > (1 << 30))  /* the leaves, a power of two, must fit an int32 */
         return -1;
     for (k->leaves = 1; k->leaves < k->node_count; k->leaves *= 2)
         ;
-    k->most = kube_zeroed((size_t)k->leaves * 6, sizeof(double));
+    k->most = zeroed((size_t)k->leaves * 6, sizeof(double));
     if (!k->last_allocated || !k->last_ready || !k->row_version || !k->most)
         return -1;
     for (size_t i = 0; i < n; i++)

@@ -17,7 +17,7 @@ static int reserve_slot(Kube *k, int64_t uid)
     if (uid < k->slot_count)
         return 0;
     int64_t capacity = k->slot_count;
-    if (kube_reserve((void **)&k->slots, &capacity, uid + 1, sizeof(Slot)) < 0)
+    if (reserve((void **)&k->slots, &capacity, uid + 1, sizeof(Slot)) < 0)
         return -1;
     memset(k->slots + k->slot_count, 0, (size_t)(capacity - k->slot_count) * sizeof(Slot));
     k->slot_count = capacity;
@@ -34,9 +34,9 @@ void kube_pending_added(Kube *k, const PendingPod *pod)
     Slot *slot = &k->slots[pod->uid];
     if (slot->state != ABSENT)
         return;
-    if (kube_reserve((void **)&k->pending, &k->pending_capacity, k->pending_count + 1,
+    if (reserve((void **)&k->pending, &k->pending_capacity, k->pending_count + 1,
                      sizeof(int64_t)) < 0 ||
-        kube_reserve((void **)&k->joined, &k->joined_capacity, k->joined_count + 1,
+        reserve((void **)&k->joined, &k->joined_capacity, k->joined_count + 1,
                      sizeof(int64_t)) < 0) {
         k->failed = 1;
         return;

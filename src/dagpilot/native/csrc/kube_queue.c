@@ -18,7 +18,7 @@ static int entry_before(const Entry *a, const Entry *b)
 static int heap_push(Group *g, Entry entry)
 {
     int64_t capacity = g->capacity;
-    if (kube_reserve((void **)&g->heap, &capacity, (int64_t)g->count + 1, sizeof(Entry)) < 0)
+    if (reserve((void **)&g->heap, &capacity, (int64_t)g->count + 1, sizeof(Entry)) < 0)
         return -1;
     g->capacity = (int32_t)capacity;
     int32_t i = g->count++;
@@ -62,7 +62,7 @@ static int32_t group_slot(Kube *k, int32_t klass, int64_t priority)
         if (k->groups[g].priority == priority)
             return g;
     int64_t capacity = k->group_capacity;
-    if (kube_reserve((void **)&k->groups, &capacity, (int64_t)k->group_count + 1,
+    if (reserve((void **)&k->groups, &capacity, (int64_t)k->group_count + 1,
                      sizeof(Group)) < 0)
         return NONE;
     k->group_capacity = (int32_t)capacity;
@@ -168,7 +168,7 @@ int64_t kube_queue_take(Group *g)
 /* No group yet for any class. */
 int kube_queue_init(Kube *k)
 {
-    k->class_groups = kube_zeroed((size_t)k->class_count, sizeof(int32_t));
+    k->class_groups = zeroed((size_t)k->class_count, sizeof(int32_t));
     if (k->class_groups == NULL)
         return -1;
     for (int32_t c = 0; c < k->class_count; c++)

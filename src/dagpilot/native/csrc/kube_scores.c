@@ -167,7 +167,7 @@ void kube_normalise(const Kube *k, int32_t plugin, int32_t constraint, const int
 /* Which classes exact_total serves; -1 out of memory. */
 int kube_scores_init(Kube *k)
 {
-    k->exact = kube_zeroed((size_t)k->class_count, 1);
+    k->exact = zeroed((size_t)k->class_count, 1);
     if (k->exact == NULL)
         return -1;
     find_exact_classes(k);

@@ -18,8 +18,6 @@ typedef struct {
     int64_t cpu_m;           /* requests.cpu in millicores, rounded up (sim.nodes.millicores) */
     int64_t memory;          /* requests.memory, bytes */
     int32_t gpus;            /* requests.gpus */
-    int32_t gpu_model;       /* requests.gpu_model as an index of Inputs.gpu_models, or NONE */
-    int32_t priority;        /* Task.priority */
     int32_t klass;           /* kube-default's class (kube_statics.py): equal statics, equal class */
     uint8_t tolerates_not_ready;
     int32_t instances;
@@ -43,7 +41,6 @@ typedef struct {
     double cpu;              /* allocatable.cpu */
     int64_t memory;          /* allocatable.memory */
     int32_t gpus;            /* allocatable.gpus (len(spec.gpus)) */
-    int32_t gpu_model;       /* index of Inputs.gpu_models, or NONE */
     int32_t root_complexes;  /* offset in Inputs.gpu_root_complex (one per GPU) */
     double speed;            /* cpu_speed */
     double membw_capacity;   /* memory_bandwidth_bytes_s */

@@ -31,31 +31,12 @@ void schedule(Sim *sim, double time_s, int32_t priority, int32_t kind, int64_t a
     }
 }
 
-int sim_grow_pods(Sim *sim, int64_t uid) {
-    if (uid < sim->pod_capacity) return 1;
-    int64_t capacity = sim->pod_capacity * 2;
-    Pod *grown = realloc(sim->pods, sizeof(Pod) * (size_t)capacity);
-    if (grown == NULL) {
-        sim->error = 1;
-        PyErr_NoMemory();
-        return 0;
-    }
-    sim->pods = grown;
-    sim->pod_capacity = capacity;
-    return 1;
-}
-
-int sim_reserve_scratch(Sim *sim, int64_t count) {
-    if (count <= sim->scratch_capacity) return 1;
-    int64_t *grown = realloc(sim->scratch, sizeof(int64_t) * (size_t)(count * 2));
-    if (grown == NULL) {
-        sim->error = 1;
-        PyErr_NoMemory();
-        return 0;
-    }
-    sim->scratch = grown;
-    sim->scratch_capacity = count * 2;
-    return 1;
+/* reserve() for the core: running out of memory stops the run with a MemoryError. */
+int sim_reserve(Sim *sim, void **items, int64_t *capacity, int64_t wanted, size_t size) {
+    if (reserve(items, capacity, wanted, size) == 0) return 1;
+    sim->error = 1;
+    PyErr_NoMemory();
+    return 0;
 }
 
 /* --- draws from the Python streams: node faults and storage changes ----------------------- */
@@ -176,7 +157,9 @@ static void on_start(Sim *sim, int64_t uid, int64_t version) {
         return;
     }
     int32_t count = 0;
-    if (!sim_reserve_scratch(sim, node->running_count + 1)) return;
+    if (!sim_reserve(sim, (void **)&sim->scratch, &sim->scratch_capacity,
+                     node->running_count + 1, sizeof(int64_t)))
+        return;
     progress_start(sim, uid, sim->scratch, &count);
     for (int32_t i = 0; i < count; i++) killed(sim, sim->scratch[i], R_OOM);
 }
@@ -221,7 +204,9 @@ static void on_sample(Sim *sim) {
 static void on_node_fault(Sim *sim, int32_t n) {
     set_ready(sim, n, 0);
     startup_clear(sim, n);
-    if (!sim_reserve_scratch(sim, sim->nodes[n].running_count)) return;
+    if (!sim_reserve(sim, (void **)&sim->scratch, &sim->scratch_capacity,
+                     sim->nodes[n].running_count, sizeof(int64_t)))
+        return;
     progress_stop_all(sim, n, sim->scratch);
     while (sim->nodes[n].bound.head != NONE && !sim->error)
         killed(sim, sim->nodes[n].bound.head, R_FAULT);

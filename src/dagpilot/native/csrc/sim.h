@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "alloc.h"
 #include "heap.h"
 #include "list.h"
 #include "model.h"
@@ -176,10 +177,6 @@ typedef struct Sim {
     int error;                /* a Python exception is set */
 } Sim;
 
-/* calloc of at least one item, so that an empty table is not mistaken for a failure */
-static inline void *zeroed(size_t count, size_t size) {
-    return calloc(count > 0 ? count : 1, size);
-}
 
 /* heap */
 void schedule(Sim *sim, double time_s, int32_t priority, int32_t kind, int64_t arg, int64_t aux);
@@ -219,7 +216,6 @@ void startup_clear(Sim *sim, int32_t node);
 /* run.c: the simulation loop */
 void on_pod_created(Sim *sim, int64_t uid);
 void on_job_ended(Sim *sim, int32_t job);
-int sim_grow_pods(Sim *sim, int64_t uid);
-int sim_reserve_scratch(Sim *sim, int64_t count);
+int sim_reserve(Sim *sim, void **items, int64_t *capacity, int64_t wanted, size_t size);
 
 #endif
