@@ -22,7 +22,7 @@ setup() {
     "$VENV/bin/pip" install --quiet --upgrade pip
     # torch first and pinned: the CPU build; an unpinned torch pulls a multi-GB CUDA build.
     "$VENV/bin/pip" install --quiet "torch==2.13.0"
-    "$VENV/bin/pip" install --quiet -e ".[dev,gen,ray]"
+    "$VENV/bin/pip" install --quiet -e ".[dev,gen,ray,serve,live]"
     echo "$want" > "$stamp"
   fi
 }
