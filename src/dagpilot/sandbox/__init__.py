@@ -1,0 +1,1 @@
+"""`dagpilot sandbox`: a real Kubernetes control plane on loopback, built from Go modules."""
