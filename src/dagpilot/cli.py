@@ -53,6 +53,9 @@ app.add_typer(clusters_app, name="clusters")
 models_app = typer.Typer(help="The model registry: publish, verify, list, roll back.",
                          no_args_is_help=True)
 app.add_typer(models_app, name="models")
+sandbox_app = typer.Typer(help="A real Kubernetes control plane on loopback (kube-apiserver, "
+                          "kube-scheduler, etcd, kwok, Argo, Prometheus).", no_args_is_help=True)
+app.add_typer(sandbox_app, name="sandbox")
 
 out = Console()
 err = Console(stderr=True)
@@ -569,6 +572,64 @@ def train_command(
         out.print(f"published {escape(info.version)} (#{info.sequence}) in "
                   f"{escape(str(publish_to))}, now current: {escape(str(chosen))} ({why})",
                   soft_wrap=True)
+
+
+SANDBOX_DIR = Path("dagpilot-sandbox")
+
+
+@sandbox_app.command("up")
+def sandbox_up(
+    cluster: Annotated[str, typer.Option(help="Cluster spec whose nodes become kwok Nodes.")]
+    = "builtin:default",
+    directory: Annotated[Path, typer.Option("--dir", help="Folder for the PKI, logs, "
+                                            "kubeconfig and sandbox.json.")] = SANDBOX_DIR,
+    twin: Annotated[str, typer.Option(help="on: the hardware twin ends pods after their "
+                                      "simulated work; off: after dagpilot.io/runtime.")]
+    = "on",
+) -> None:
+    """Build what is missing, start the control plane, return when every node is Ready."""
+    from dagpilot.sandbox import launcher  # noqa: PLC0415 (imports the kube side only here)
+
+    if twin not in ("on", "off"):
+        raise SpecError(twin, "--twin takes on or off")
+    with err.status("sandbox") as spinner:
+        state = launcher.up(cluster, directory, twin == "on",
+                            lambda step: spinner.update(escape(step)))
+    out.print(f"sandbox up: {len(state.components)} components; "
+              f"kubeconfig {escape(state.kubeconfig)}", soft_wrap=True)
+
+
+@sandbox_app.command("status")
+def sandbox_status(
+    directory: Annotated[Path, typer.Option("--dir")] = SANDBOX_DIR,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Each component's pid, port, health and log; exit 1 when any is down."""
+    from dagpilot.sandbox import launcher  # noqa: PLC0415
+
+    health = launcher.status(directory)
+    if as_json:
+        out.print_json(json.dumps([{"component": h.component, "pid": h.pid, "port": h.port,
+                                    "running": h.running, "log": str(h.log)} for h in health]))
+    else:
+        table = Table(box=box.SIMPLE)
+        for column in ("component", "pid", "port", "state", "log"):
+            table.add_column(column)
+        for h in health:
+            table.add_row(h.component, str(h.pid), str(h.port),
+                          "running" if h.running else "[red]down[/]", escape(str(h.log)))
+        out.print(table)
+    if not all(h.running for h in health):
+        raise typer.Exit(1)
+
+
+@sandbox_app.command("down")
+def sandbox_down(directory: Annotated[Path, typer.Option("--dir")] = SANDBOX_DIR) -> None:
+    """Stop exactly the processes `up` started, by pid."""
+    from dagpilot.sandbox import launcher  # noqa: PLC0415
+
+    stopped = launcher.down(directory)
+    out.print(f"stopped {', '.join(stopped)}" if stopped else "no sandbox was running")
 
 
 def main() -> None:
