@@ -632,6 +632,69 @@ def sandbox_down(directory: Annotated[Path, typer.Option("--dir")] = SANDBOX_DIR
     out.print(f"stopped {', '.join(stopped)}" if stopped else "no sandbox was running")
 
 
+@app.command("node-agent")
+def node_agent(
+    *,
+    node_name: Annotated[str, typer.Option("--node-name", envvar="NODE_NAME",
+                                           help="This node's Kubernetes name (every label).")],
+    port: Annotated[int, typer.Option(help="Port of /metrics, and the peers' ping target.")]
+    = 9810,
+    address: Annotated[str, typer.Option(help="Address to serve on.")] = "0.0.0.0",
+    peers: Annotated[str, typer.Option(help="Ping mesh: NAME=HOST:PORT,... of peer agents.")]
+    = "",
+    period: Annotated[float, typer.Option(help="Seconds between measurements.")] = 5.0,
+    cgroup_root: Annotated[Path, typer.Option(help="The host's cgroup tree.")]
+    = Path("/sys/fs/cgroup"),
+    kubepods: Annotated[str, typer.Option(help="The pods' parent cgroup, relative to each "
+                                          "hierarchy; auto: kubepods.slice or kubepods.")]
+    = "auto",
+    proc_root: Annotated[Path, typer.Option(help="The host's /proc.")] = Path("/proc"),
+    sys_root: Annotated[Path, typer.Option(help="The host's /sys.")] = Path("/sys"),
+    pod_resources_socket: Annotated[Path, typer.Option(help="The kubelet's PodResources "
+                                                       "socket.")]
+    = Path("/var/lib/kubelet/pod-resources/kubelet.sock"),
+    gpu_resource: Annotated[str, typer.Option(help="Extended resource naming GPUs.")]
+    = "nvidia.com/gpu",
+    peak_memory_bandwidth: Annotated[float | None, typer.Option(
+        help="The node's peak DRAM bandwidth in GB/s; without it no utilisation.")] = None,
+    disk_devices: Annotated[str | None, typer.Option(
+        help="Regular expression of the block devices to report (default: whole disks "
+             "but loop, ram, zram).")] = None,
+) -> None:
+    """Export the node signals node_exporter lacks (page cache, await, memory bandwidth, ping
+    mesh, free GPUs per root complex) for Prometheus, until SIGTERM or Ctrl-C."""
+    import re  # noqa: PLC0415
+    import signal  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    from dagpilot.live.node_agent.errors import NodeAgentError  # noqa: PLC0415
+    try:  # prometheus_client comes with the live extra
+        from dagpilot.live.node_agent import config as agent_config  # noqa: PLC0415
+        from dagpilot.live.node_agent import ping_mesh, runner  # noqa: PLC0415
+    except ImportError as error:
+        raise NodeAgentError("import", f"{error}: pip install 'dagpilot[live]'") from None
+    if not period > 0:
+        raise SpecError(str(period), "--period takes a positive number of seconds")
+    if not 0 <= port < 65536:
+        raise SpecError(str(port), "--port takes 0-65535")
+    try:
+        devices = re.compile(disk_devices) if disk_devices is not None else None
+    except re.error as error:
+        raise SpecError(disk_devices or "", f"--disk-devices: {error}") from None
+    settings = agent_config.AgentConfig(
+        node_name=node_name, port=port, address=address, period_s=period,
+        peers=ping_mesh.parse_peers(peers), cgroup_root=cgroup_root, proc_root=proc_root,
+        sys_root=sys_root, kubepods=kubepods, pod_resources_socket=pod_resources_socket,
+        gpu_resource=gpu_resource, disk_devices=devices,
+        peak_memory_bandwidth=peak_memory_bandwidth * 1e9 if peak_memory_bandwidth else None)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    runner.serve(settings, stop, lambda bound: out.print(
+        f"node-agent {escape(node_name)}: metrics on http://{escape(address)}:{bound}/metrics, "
+        f"every {period:g} s", soft_wrap=True))
+
+
 def main() -> None:
     """Entry point: errors dagpilot expects are one clear line on stderr, never a traceback."""
     try:
