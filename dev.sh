@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One entry point for a fresh machine: sets everything up, then runs the main job or the tests.
 #   ./dev.sh run    the main job (`dagpilot run`)
-#   ./dev.sh test   ruff, mypy, import-linter and the whole pytest suite
+#   ./dev.sh test   ruff, mypy, import-linter and the whole pytest suite (the live tests start
+#                   a real control plane: Go and apt-get are used to set it up)
 #   ./dev.sh setup  only the setup
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -27,11 +28,24 @@ setup() {
   fi
 }
 
+# The live tests' parts: Prometheus and node_exporter from Debian, the control plane built from
+# Go modules into a cache outside the clone (docs/LIVE.md).
+setup_live() {
+  if ! command -v prometheus >/dev/null || ! command -v prometheus-node-exporter >/dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      prometheus prometheus-node-exporter >/dev/null
+  fi
+  "$VENV/bin/dagpilot" sandbox build
+}
+
 checks() {
   "$VENV/bin/ruff" check src tests bench
   "$VENV/bin/mypy"
   "$VENV/bin/lint-imports"
-  "$VENV/bin/pytest" -n 2 "$@"
+  "$VENV/bin/pytest" -n 2 --ignore=tests/live "$@"
+  # Serially, against one sandbox for the whole run (tests/live/conftest.py).
+  "$VENV/bin/pytest" tests/live
 }
 
 command=${1:-run}
@@ -40,6 +54,6 @@ setup
 case "$command" in
   setup) ;;
   run) exec "$VENV/bin/dagpilot" run "$@" ;;
-  test) checks "$@" ;;
+  test) setup_live; checks "$@" ;;
   *) echo "usage: ./dev.sh run|test|setup" >&2; exit 2 ;;
 esac

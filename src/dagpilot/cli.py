@@ -324,18 +324,20 @@ def validate_command(
 ) -> None:
     """Check training data: DAG integrity, field sanity, resource conservation, time continuity.
 
-    Exits 0 when every file is valid and 1 when any is not.
+    Exits 0 when every file is valid, 1 when any is not, and 2 when something could not be read
+    (a folder that cannot be listed, a FIFO, a broken link, nothing to check).
     """
     loaded = _settings(settings)
     report = validator.validate_paths(paths, loaded.validator, loaded.loaders)
     if as_json:
         out.print_json(json.dumps(validator.report_json(report)))
     else:
-        for violation in report.violations:
-            out.print(escape(str(violation)), soft_wrap=True)
+        for problem in (*report.unread, *report.violations):
+            out.print(escape(str(problem)), soft_wrap=True)
+        unread = f", {len(report.unread)} could not be read" if report.unread else ""
         out.print(f"{report.files_checked} files checked, {len(report.skipped)} skipped, "
-                  f"{len(report.violations)} violations")
-    raise typer.Exit(0 if report.valid else 1)
+                  f"{len(report.violations)} violations{unread}")
+    raise typer.Exit(report.exit_code)
 
 
 @workloads_app.command("show")
@@ -416,6 +418,9 @@ def _metadata_pairs(items: list[str]) -> dict[str, Any]:
             pairs[key] = json.loads(text)
         except json.JSONDecodeError:
             pairs[key] = text
+        except (RecursionError, ValueError):  # nested ~1,000 deep, or 4,300-digit numbers
+            raise SpecError(f"--set {key[:40]}=...", "VALUE nests too deep or holds a number "
+                            "too long to be metadata") from None
     return pairs
 
 
@@ -428,6 +433,10 @@ def models_verify(root: RootOption) -> None:
     if problems:
         out.print(f"{len(problems)} problem(s) in {escape(str(root))}: do not serve from it",
                   soft_wrap=True)
+        unchecked = sum(problem.cannot_check for problem in problems)
+        if unchecked:  # what could not be read is not a finding: exit 2, as for other OS errors
+            raise registry.RegistryError(f"{root}: {unchecked} path(s) could not be checked "
+                                         "(see FAILED above)")
         raise typer.Exit(1)
     versions = registry.list_versions(root)
     current = next((info.version for info in versions if info.current), "-")
@@ -577,6 +586,24 @@ def train_command(
 SANDBOX_DIR = Path("dagpilot-sandbox")
 
 
+@sandbox_app.command("build")
+def sandbox_build() -> None:
+    """Build the missing control-plane binaries into the cache (outside the clone)."""
+    import time  # noqa: PLC0415
+
+    from dagpilot.sandbox import build  # noqa: PLC0415
+
+    directory = build.bin_dir()
+    todo = build.missing(directory)
+    started = time.monotonic()
+    with err.status("sandbox build") as spinner:
+        build.build(directory, directory.parent / "logs",
+                    lambda name: spinner.update(f"building {escape(name)}"))
+    built = ", ".join(b.name for b in todo) or "nothing (all cached)"
+    out.print(f"built {built} in {time.monotonic() - started:.0f} s; binaries in "
+              f"{escape(str(directory))}", soft_wrap=True)
+
+
 @sandbox_app.command("up")
 def sandbox_up(
     cluster: Annotated[str, typer.Option(help="Cluster spec whose nodes become kwok Nodes.")]
@@ -701,6 +728,11 @@ def main() -> None:
         app()
     except DagpilotError as error:
         err.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
+        raise SystemExit(2) from None
+    except OSError as error:  # the last net: readers name their paths, anything else still must
+        where = f"{error.filename}: " if error.filename is not None else ""
+        err.print(f"[bold red]error:[/] {escape(where + (error.strerror or str(error)))}",
+                  soft_wrap=True)
         raise SystemExit(2) from None
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,11 +42,15 @@ def start(component: Component, log_dir: Path) -> Running:
     log = log_dir / f"{component.name}.log"
     if not os.access(component.argv[0], os.X_OK):
         raise SandboxError(component.name, f"{component.argv[0]} is not an executable")
-    with log.open("ab") as out:
-        process = subprocess.Popen(list(component.argv), stdout=out, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, start_new_session=True,
-                                   env={**os.environ, **component.env})
-    return Running(component.name, process.pid, component.port, log, component.argv[0])
+    # posix_spawn, not Popen: the component outlives this process (a `dagpilot sandbox up`
+    # returns while it runs), so there is no Popen object to keep or to warn about.
+    with log.open("ab") as out, open(os.devnull, "rb") as null:
+        pid = os.posix_spawn(component.argv[0], list(component.argv),
+                             {**os.environ, **component.env}, setsid=True, file_actions=[
+                                 (os.POSIX_SPAWN_DUP2, null.fileno(), 0),
+                                 (os.POSIX_SPAWN_DUP2, out.fileno(), 1),
+                                 (os.POSIX_SPAWN_DUP2, out.fileno(), 2)])
+    return Running(component.name, pid, component.port, log, component.argv[0])
 
 
 def wait_ready(component: Component, running: Running,
