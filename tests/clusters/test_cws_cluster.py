@@ -32,7 +32,7 @@ def test_folder_and_file_give_the_same_cluster(fixtures: Path) -> None:
     ("name", "record", "field"),
     [
         ("bad_ram.json", "worker_nodes[1]", "ram_bytes"),
-        ("truncated.json", "line 2", ""),
+        ("truncated.json", "line 2 column 10", ""),
         ("missing.json", "", ""),
     ],
 )

@@ -275,7 +275,7 @@ def test_truncated_gzip_trace(fixtures: Path, tmp_path: Path) -> None:
     ('{"processes": ["A"], "process_edges": [["A"]]}', "process_edges[0]", "process_edges"),
     ('{"processes": ["A"]}', "top level", "process_edges"),
     ('{"processes": "A", "process_edges": []}', "top level", "processes"),
-    ('{"processes": [', "", ""),
+    ('{"processes": [', "line 1 column 16", ""),
 ])
 def test_malformed_dag(fixtures: Path, tmp_path: Path, content: str, record: str,
                        field: str) -> None:

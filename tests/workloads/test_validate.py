@@ -16,6 +16,7 @@ from dagpilot.core.types import Resources, Task
 from dagpilot.workloads import validate as validate_module
 from dagpilot.workloads.validate import (
     Report,
+    Unread,
     data_files,
     report_json,
     summarize,
@@ -254,9 +255,10 @@ def test_reader_repairs_are_reported_per_job() -> None:
                                  "between tasks")
 
 
-def test_a_missing_path_is_reported(tmp_path: Path) -> None:
-    [violation] = validate_path(tmp_path / "nowhere.json")
-    assert violation.rule == "parse"
+def test_a_missing_path_cannot_be_checked(tmp_path: Path) -> None:
+    report = validate_paths([tmp_path / "nowhere.json"])
+    assert report.unread == (Unread(str(tmp_path / "nowhere.json"), "no such file or folder"),)
+    assert (report.violations, report.valid, report.exit_code) == ((), False, 2)
 
 
 def test_summary_counts_by_rule_and_file() -> None:

@@ -9,6 +9,7 @@ get their GPUs split over two PCIe root complexes, the GPU taint and the product
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,9 @@ from dagpilot.clusters.node_conventions import (
 )
 from dagpilot.core.config import LoaderSettings
 from dagpilot.core.errors import InvalidInput, SpecError
+from dagpilot.core.reading.folders import path_kind
+from dagpilot.core.reading.gunzip import read_decompressed
+from dagpilot.core.reading.limits import MAX_TABLE_BYTES
 from dagpilot.core.types import Cluster, NodeSpec, Resources
 
 NODE_LIST = "openb_node_list_all_node.csv"
@@ -38,7 +42,7 @@ def read(argument: str, settings: LoaderSettings) -> Cluster:
     """The inventory at PATH, or a seeded sample of N of its nodes."""
     path_text, sample = _split_count(argument)
     path = Path(path_text)
-    file = path / NODE_LIST if path.is_dir() else path
+    file = path / NODE_LIST if path_kind(path) == "folder" else path
     table = read_table(file)
     nodes = [_node(row, index, table.height) for index, row in enumerate(table.iter_rows())]
     if sample is None:
@@ -63,9 +67,10 @@ def _split_count(argument: str) -> tuple[str, int | None]:
 
 def read_table(file: Path) -> pl.DataFrame:
     """The node list with typed columns, or InvalidInput naming the line and column."""
+    data = read_decompressed(file, MAX_TABLE_BYTES)  # a regular file, capped, read once
     try:
-        raw = pl.read_csv(file, infer_schema=False)
-    except (OSError, pl.exceptions.PolarsError) as error:
+        raw = pl.read_csv(io.BytesIO(data), infer_schema=False)
+    except pl.exceptions.PolarsError as error:
         raise InvalidInput(str(file), "", "", f"cannot read the node list: {error}") from error
     missing = [column for column in COLUMNS if column not in raw.columns]
     if missing:

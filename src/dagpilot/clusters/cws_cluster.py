@@ -7,7 +7,6 @@ keep the default disk.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,8 @@ from typing import Any
 from dagpilot.clusters.node_conventions import MEMORY_BANDWIDTH_PER_CORE, node_labels
 from dagpilot.core.config import LoaderSettings
 from dagpilot.core.errors import InvalidInput
+from dagpilot.core.reading.folders import path_kind
+from dagpilot.core.reading.json_documents import read_json
 from dagpilot.core.types import Cluster, NodeSpec, Resources
 
 CLUSTER_FILE = "cluster.json"
@@ -24,14 +25,8 @@ ZONE, RACK = "zone-a", "rack-0"
 def read(argument: str, settings: LoaderSettings) -> Cluster:
     del settings  # the file states every node
     path = Path(argument)
-    file = path / CLUSTER_FILE if path.is_dir() else path
-    try:
-        document = json.loads(file.read_text())
-    except (OSError, UnicodeDecodeError) as error:
-        raise InvalidInput(str(file), "", "", f"cannot read the cluster file: {error}") from error
-    except json.JSONDecodeError as error:
-        raise InvalidInput(str(file), f"line {error.lineno}", "",
-                           f"not valid JSON: {error.msg}") from error
+    file = path / CLUSTER_FILE if path_kind(path) == "folder" else path
+    document = read_json(file)
     workers = document.get("worker_nodes") if isinstance(document, dict) else None
     if not isinstance(workers, list) or not workers:
         raise InvalidInput(str(file), "top level", "worker_nodes",

@@ -23,6 +23,7 @@ from dagpilot.clusters.node_conventions import (
 )
 from dagpilot.core.config import LoaderSettings
 from dagpilot.core.errors import InvalidInput
+from dagpilot.core.reading.yaml_documents import read_yaml_documents
 from dagpilot.core.types import (
     Cluster,
     Disk,
@@ -49,16 +50,11 @@ TAINT_KEYS = {"key", "value", "effect"}
 def read(argument: str, settings: LoaderSettings) -> Cluster:
     """The cluster of the YAML file at `argument`."""
     del settings  # a YAML cluster states everything it needs
-    path = Path(argument)
-    try:
-        document = yaml.safe_load(path.read_text())
-    except (OSError, UnicodeDecodeError) as error:
-        raise InvalidInput(argument, "", "", f"cannot read the cluster file: {error}") from error
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else ""
-        raise InvalidInput(argument, where, "", f"not valid YAML: {error}") from error
-    return parse(document, argument, path.stem)
+    documents = read_yaml_documents(argument)  # bounded: size, depth, aliases
+    if len(documents) > 1:
+        raise InvalidInput(argument, "document 2", "",
+                           f"a cluster file holds one YAML document, this one {len(documents)}")
+    return parse(documents[0] if documents else None, argument, Path(argument).stem)
 
 
 def parse(document: Any, file: str, default_name: str = "cluster") -> Cluster:

@@ -40,6 +40,14 @@ class InvalidInput(DagpilotError):
         return f"{self.file}: {where}: {self.message}" if where else f"{self.file}: {self.message}"
 
 
+class Unreadable(InvalidInput):
+    """A file or folder the operating system would not give us (permissions, a FIFO or device,
+    a broken or looping symbolic link), as opposed to content that is wrong."""
+
+    def __init__(self, file: str, message: str) -> None:
+        super().__init__(file, "", "", message)
+
+
 class SpecError(DagpilotError):
     """A workload, cluster or option spec that does not parse or names nothing known."""
 

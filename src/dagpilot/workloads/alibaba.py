@@ -46,6 +46,7 @@ import polars as pl
 from dagpilot.core.config import LoaderSettings
 from dagpilot.core.errors import InvalidInput
 from dagpilot.core.job_draft import JobDraft
+from dagpilot.core.reading.folders import files_in, path_kind
 from dagpilot.core.types import Recorded, Resources, Task, labels
 from dagpilot.workloads import compressed
 
@@ -104,13 +105,13 @@ def _log_default_runtimes(file: str, rows: pl.DataFrame, settings: LoaderSetting
 
 
 def _csv_files(path: Path) -> list[Path]:
-    if path.is_dir():
-        files = sorted(p for p in path.iterdir()
-                       if p.is_file() and p.name.endswith((".csv", ".csv.gz")))
+    kind = path_kind(path)
+    if kind == "folder":
+        files = files_in(path, lambda name: name.endswith((".csv", ".csv.gz")))
         if not files:
             raise InvalidInput(str(path), "", "", "folder holds no *.csv or *.csv.gz file")
         return files
-    if not path.is_file():
+    if kind == "missing":
         raise InvalidInput(str(path), "", "", "no such file or folder")
     return [path]
 

@@ -15,16 +15,15 @@
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Iterator
 from pathlib import Path
-
-import yaml
 
 from dagpilot.core.config import LoaderSettings
 from dagpilot.core.errors import InvalidInput
 from dagpilot.core.job_draft import JobDraft
+from dagpilot.core.reading.folders import files_in, path_kind
+from dagpilot.core.reading.json_documents import read_json
+from dagpilot.core.reading.yaml_documents import read_yaml_documents
 from dagpilot.core.units import duration_s
 from dagpilot.workloads.argo_digest import read_digest
 from dagpilot.workloads.argo_expand import expand
@@ -44,7 +43,7 @@ HISTORY_SUFFIX = ".history.json"
 
 def read(argument: str, settings: LoaderSettings) -> list[JobDraft]:
     path = Path(argument)
-    if path.is_file() and path.suffix == ".json":
+    if path.suffix == ".json" and path_kind(path) == "file":
         return read_digest(path, settings)
     files = _manifest_files(path)
     manifests = [m for file in files for m in read_manifests(file)]
@@ -64,46 +63,21 @@ def read(argument: str, settings: LoaderSettings) -> list[JobDraft]:
 def read_manifests(path: Path) -> list[Manifest]:
     """The Argo manifests of a YAML file, in document order."""
     file = str(path)
-    try:
-        content = path.read_text()
-    except (OSError, UnicodeDecodeError) as error:
-        raise InvalidInput(file, "", "", f"cannot read: {error}") from error
     manifests = []
-    for index, document in _documents(file, content):
+    for index, document in enumerate(read_yaml_documents(path), start=1):
         manifest = read_manifest(document, Where(file, f"document {index}"))
         if manifest is not None:
             manifests.append(manifest)
     return manifests
 
 
-def _documents(file: str, content: str) -> Iterator[tuple[int, object]]:
-    """(1-based index, document) of a YAML stream; a syntax error names its line."""
-    try:
-        yield from enumerate(yaml.safe_load_all(content), start=1)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        record = f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(error, "problem", None) or str(error)
-        context = getattr(error, "context", None)
-        context_mark = getattr(error, "context_mark", None)
-        if context and context_mark is not None:
-            problem = f"{problem} ({context} at line {context_mark.line + 1})"
-        raise InvalidInput(file, record, "", f"not valid YAML: {problem}") from error
-
-
 def read_history(manifest: Path) -> dict[str, float]:
     """Expected seconds by template name from `<manifest stem>.history.json`, if there is one."""
     path = manifest.with_name(manifest.stem + HISTORY_SUFFIX)
-    if not path.is_file():
+    if path_kind(path) == "missing":
         return {}
     file = str(path)
-    try:
-        raw = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError) as error:
-        raise InvalidInput(file, "", "", f"cannot read: {error}") from error
-    except json.JSONDecodeError as error:
-        raise InvalidInput(file, f"line {error.lineno} column {error.colno}", "",
-                           f"not valid JSON: {error.msg}") from error
+    raw = read_json(path)
     if not isinstance(raw, dict):
         raise InvalidInput(file, "$", "", "expected an object from template name to seconds")
     history: dict[str, float] = {}
@@ -119,20 +93,21 @@ def read_history(manifest: Path) -> dict[str, float]:
 
 
 def _manifest_files(path: Path) -> list[Path]:
-    if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in YAML_SUFFIXES)
+    kind = path_kind(path)
+    if kind == "folder":
+        files = files_in(path, lambda name: name.endswith(YAML_SUFFIXES), recursive=True)
         if not files:
             raise InvalidInput(str(path), "", "", "folder holds no .yaml or .yml file")
         return files
-    if not path.is_file():
+    if kind == "missing":
         raise InvalidInput(str(path), "", "", "no such file or folder")
     return [path]
 
 
 def _job_id(manifest: Manifest, argument: Path, used: set[str]) -> str:
     file = Path(manifest.where.file)
-    base = file.relative_to(argument).with_suffix("").as_posix() if argument.is_dir() \
-        else file.stem
+    base = file.relative_to(argument).with_suffix("").as_posix() \
+        if path_kind(argument) == "folder" else file.stem
     job_id = f"{base}/{manifest.name}"
     if job_id in used:
         job_id = f"{job_id}-doc{manifest.where.document.removeprefix('document ')}"

@@ -11,7 +11,6 @@ what steps templates contain: each called template is one pod.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -19,19 +18,14 @@ from typing import Any
 from dagpilot.core.config import LoaderSettings
 from dagpilot.core.errors import InvalidInput
 from dagpilot.core.job_draft import JobDraft
+from dagpilot.core.reading.json_documents import read_json
 from dagpilot.workloads.argo_expand import expand
 from dagpilot.workloads.argo_manifest import Library, Manifest, Raw, Where, sequence, text
 
 
 def read_digest(path: Path, settings: LoaderSettings) -> list[JobDraft]:
     file = str(path)
-    try:
-        document = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError) as error:
-        raise InvalidInput(file, "", "", f"cannot read: {error}") from error
-    except json.JSONDecodeError as error:
-        raise InvalidInput(file, f"line {error.lineno} column {error.colno}", "",
-                           f"not valid JSON: {error.msg}") from error
+    document = read_json(path)
     if not isinstance(document, Mapping) or not isinstance(document.get("workflows"), list):
         raise InvalidInput(file, "$", "workflows", "expected an object with a workflows list")
     drafts = []

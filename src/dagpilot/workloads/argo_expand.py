@@ -20,7 +20,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +27,7 @@ from typing import Any
 from dagpilot.core.config import LoaderSettings
 from dagpilot.core.dag import topological_order
 from dagpilot.core.job_draft import JobDraft
+from dagpilot.core.reading.json_documents import NotJson, parse_json
 from dagpilot.core.types import Task, TaskClass, labels
 from dagpilot.workloads.argo_depends import DependsError, referenced_tasks
 from dagpilot.workloads.argo_manifest import (
@@ -204,7 +204,7 @@ class _Unroller:
         if "withSequence" in task:
             count = _sequence_count(mapping(task, "withSequence", where))
         elif "withParam" in task:
-            count = _literal_count(task["withParam"])
+            count = _literal_count(task["withParam"], where)
         else:
             return None
         return self._default_fan_out(target, where) if count is None else count
@@ -275,12 +275,13 @@ def _sequence_count(spec: Raw) -> int | None:
         return None
 
 
-def _literal_count(param: Any) -> int | None:
+def _literal_count(param: Any, where: Where) -> int | None:
     """Items of a withParam written as a JSON list, or None when computed at run time."""
     if isinstance(param, list):
         return len(param)
     try:
-        value = json.loads(param) if isinstance(param, str) else None
-    except json.JSONDecodeError:
+        value = parse_json(param, where.file, where.record(), "withParam") \
+            if isinstance(param, str) else None
+    except NotJson:  # an expression such as {{steps.list.outputs.result}}
         return None
     return len(value) if isinstance(value, list) else None

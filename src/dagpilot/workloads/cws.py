@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import io
 import itertools
-import json
 import logging
 import math
 import operator
@@ -43,6 +42,8 @@ import polars as pl
 from dagpilot.core.config import LoaderSettings
 from dagpilot.core.errors import InvalidInput
 from dagpilot.core.job_draft import JobDraft, children_of
+from dagpilot.core.reading.folders import files_in, path_kind
+from dagpilot.core.reading.json_documents import read_json
 from dagpilot.core.types import Recorded, Resources, Task, labels
 from dagpilot.workloads import compressed, intensity
 from dagpilot.workloads.cws_edges import RebuildStats, rebuild
@@ -83,13 +84,13 @@ def read(argument: str, settings: LoaderSettings) -> list[JobDraft]:
 
 def pipelines(path: Path) -> list[tuple[Path, Path]]:
     """(trace, process DAG) of each pipeline a CWS folder or a single trace file names."""
-    if path.is_file():
+    if path_kind(path) == "file":
         return [(path, dag_of(path))]
     traces = path / "traces"
-    if not traces.is_dir():
+    if path_kind(traces) != "folder":
         raise InvalidInput(str(path), "", "", "no such trace file, nor a CWS folder with traces/ "
                            "and process_dags/")
-    files = sorted(p for p in traces.iterdir() if p.is_file() and p.name.endswith(TRACE_SUFFIXES))
+    files = files_in(traces, lambda name: name.endswith(TRACE_SUFFIXES))
     if not files:
         raise InvalidInput(str(traces), "", "", "folder holds no *.csv or *.csv.gz trace")
     return [(file, dag_of(file)) for file in files]
@@ -105,7 +106,7 @@ def pipeline_name(trace: Path) -> str:
 def dag_of(trace: Path) -> Path:
     """`DIR/process_dags/NAME.json` for the trace `DIR/traces/NAME.csv.gz`."""
     dag = trace.parent.parent / "process_dags" / f"{pipeline_name(trace)}.json"
-    if not dag.is_file():
+    if path_kind(dag) == "missing":
         raise InvalidInput(str(dag), "", "", f"missing: the process DAG of {trace}")
     return dag
 
@@ -206,12 +207,7 @@ def read_trace(path: Path) -> pl.DataFrame:
 def read_process_dag(path: Path) -> ProcessDag:
     """`processes` and `process_edges` ([parent, child] pairs) of a process-DAG JSON file."""
     file = str(path)
-    try:
-        document = json.loads(path.read_bytes())
-    except OSError as error:
-        raise InvalidInput(file, "", "", f"cannot read: {error}") from error
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise InvalidInput(file, "", "", f"not valid JSON: {error}") from error
+    document = read_json(path)
     processes = _string_list(document, "processes", file)
     edges = document.get("process_edges")
     if not isinstance(edges, list):

@@ -4,6 +4,12 @@ Each file's format is detected (validation.detect); workload files go through th
 the DAG and field rules of `core.job_draft.check`; recorded placements, machines, inventories
 and metric series get the rules of `workloads.validation`. A reader's InvalidInput becomes one
 `parse` violation; nothing a file holds makes the validator raise. Valid means no violation.
+
+What cannot be read is never passed over: a folder that cannot be listed, a broken or looping
+symbolic link, a FIFO or device (never opened), a file the OS refuses, and a path under which
+nothing was checked are each one `Unread` line, and make the exit code 2 (1: a violation, 0:
+all valid). Each file is read from disk once (`core.reading`, capped) and those bytes are
+pinned while it is checked, so detection, the reader and the extra rules see the same bytes.
 """
 
 from __future__ import annotations
@@ -19,8 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from dagpilot.core.config import LoaderSettings, ValidatorSettings
-from dagpilot.core.errors import InvalidInput
+from dagpilot.core.errors import InvalidInput, Unreadable
 from dagpilot.core.job_draft import JobDraft, Violation, check
+from dagpilot.core.reading.files import pinned, read_file
+from dagpilot.core.reading.folders import Listing, Problem, path_kind, walk
+from dagpilot.core.reading.limits import MAX_TABLE_BYTES
 from dagpilot.workloads import READERS
 from dagpilot.workloads.validation import (
     alibaba_rows,
@@ -30,7 +39,7 @@ from dagpilot.workloads.validation import (
     placements,
     repairs,
 )
-from dagpilot.workloads.validation.detect import Detected, Kind, detect
+from dagpilot.workloads.validation.detect import Detected, Kind, detect, detect_by_name
 
 log = logging.getLogger(__name__)
 
@@ -41,12 +50,24 @@ class Skipped:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class Unread:
+    """A path that could not be checked, and why (the OS refused it, or it held nothing)."""
+
+    file: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: cannot check: {self.reason}"
+
+
 @dataclass(frozen=True)
 class FileResult:
     file: str
     kind: Kind
     violations: tuple[Violation, ...] = ()
     skipped: str | None = None  # why the file was not checked (documentation, derived data)
+    unread: Unread | None = None  # what could not be read (this file, or one it needs)
 
 
 @dataclass(frozen=True)
@@ -54,10 +75,11 @@ class Report:
     violations: tuple[Violation, ...]
     skipped: tuple[Skipped, ...]
     checked: tuple[str, ...]
+    unread: tuple[Unread, ...] = ()
 
     @property
     def valid(self) -> bool:
-        return not self.violations
+        return not self.violations and not self.unread
 
     @property
     def files_checked(self) -> int:
@@ -65,6 +87,9 @@ class Report:
 
     @property
     def exit_code(self) -> int:
+        """2 when anything could not be read (the check is incomplete), else 1 on a violation."""
+        if self.unread:
+            return 2
         return 0 if self.valid else 1
 
 
@@ -80,14 +105,32 @@ def data_files(paths: Iterable[Path]) -> list[Path]:
 
     Hidden folders (`.git`, `.venv`) are not walked; hidden files are listed, then skipped.
     """
-    files: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            files.extend(sorted(p for p in path.rglob("*") if p.is_file() and not any(
-                part.startswith(".") for part in p.relative_to(path).parts[:-1])))
-        else:
-            files.append(path)
-    return files
+    return [file for path in paths for file in _listing(path).files]
+
+
+def _listing(path: Path) -> Listing:
+    """The files under one argument, and what could not be listed (see core.reading.folders).
+
+    A FIFO, device or broken link whose name the validator skips anyway (`.#lock` links,
+    documentation) is no problem: it would not have been read. Folders are always walked.
+    """
+    try:
+        kind = path_kind(path)
+    except Unreadable as error:
+        return Listing(problems=[Problem(path, error.message)])
+    if kind == "missing":
+        return Listing(problems=[Problem(path, "no such file or folder")])
+    if kind == "file":
+        return Listing(files=[path])
+    listing = walk(path, enter=lambda name: not name.startswith("."))
+    listing.problems = [problem for problem in listing.problems
+                        if problem.folder or not _skipped_by_name(problem.path)]
+    return listing
+
+
+def _skipped_by_name(path: Path) -> bool:
+    detected = detect_by_name(path.name)
+    return detected is not None and detected.kind is Kind.DOCUMENTATION
 
 
 def validate_paths(paths: Sequence[Path], settings: ValidatorSettings | None = None,
@@ -97,21 +140,42 @@ def validate_paths(paths: Sequence[Path], settings: ValidatorSettings | None = N
 
     `on_file` is called as each file is done, in file order (for a progress bar).
     """
-    files = data_files(paths)
+    listings = [(path, _listing(path)) for path in paths]
+    files = [file for _, listing in listings for file in listing.files]
     results = _results(files, settings or ValidatorSettings(), loader_settings or LoaderSettings(),
                        workers)
     violations: list[Violation] = []
     skipped: list[Skipped] = []
     checked: list[str] = []
+    unread = [Unread(str(problem.path), problem.reason)
+              for _, listing in listings for problem in listing.problems]
     for path, result in zip(files, results, strict=True):
         if on_file is not None:
             on_file(path)
         violations.extend(result.violations)
-        if result.skipped is None:
+        if result.unread is not None:
+            unread.append(result.unread)
+        elif result.skipped is None:
             checked.append(result.file)
         else:
             skipped.append(Skipped(result.file, result.skipped))
-    return Report(tuple(violations), tuple(skipped), tuple(checked))
+    unread.extend(_nothing_checked(listings, set(checked), unread))
+    return Report(tuple(violations), tuple(skipped), tuple(checked), tuple(unread))
+
+
+def _nothing_checked(listings: list[tuple[Path, Listing]], checked: set[str],
+                     unread: list[Unread]) -> list[Unread]:
+    """An argument under which no file was checked (an empty folder, documentation only) is
+    not valid data: the validator says so rather than exit 0 for nothing."""
+    found = []
+    for path, listing in listings:
+        if listing.problems or any(str(file) in checked for file in listing.files):
+            continue
+        if any(u.file == str(file) for u in unread for file in listing.files):
+            continue  # its files are already reported as unreadable
+        what = "an empty folder" if not listing.files else "no data file, only files skipped"
+        found.append(Unread(str(path), f"nothing to check: {what}"))
+    return found
 
 
 def _results(files: list[Path], settings: ValidatorSettings, loader_settings: LoaderSettings,
@@ -139,11 +203,14 @@ def validate_file(path: Path, settings: ValidatorSettings | None = None,
     settings = settings or ValidatorSettings()
     loader_settings = loader_settings or LoaderSettings()
     file = str(path)
-    if not path.exists():
-        return FileResult(file, Kind.UNKNOWN, (Violation(file, "", "parse",
-                                                         "no such file or folder"),))
     try:
-        return _checked(path, settings, loader_settings)
+        by_name = detect_by_name(path.name)
+        if by_name is not None:  # documentation, or no reader for the name: nothing to read
+            return _result(path, by_name, settings, loader_settings)
+        with pinned(path, read_file(path, MAX_TABLE_BYTES)):
+            return _result(path, detect(path), settings, loader_settings)
+    except Unreadable as error:  # this file, or one its check needs (a process DAG)
+        return FileResult(file, Kind.UNKNOWN, unread=Unread(error.file, error.message))
     except InvalidInput as error:
         return FileResult(file, Kind.UNKNOWN, (_parse_violation(error),))
     except Exception as error:  # a validator bug must not hide the other files' findings
@@ -153,9 +220,8 @@ def validate_file(path: Path, settings: ValidatorSettings | None = None,
             "please report this with the file"),))
 
 
-def _checked(path: Path, settings: ValidatorSettings,
-             loader_settings: LoaderSettings) -> FileResult:
-    detected = detect(path)
+def _result(path: Path, detected: Detected, settings: ValidatorSettings,
+            loader_settings: LoaderSettings) -> FileResult:
     if detected.kind is Kind.UNKNOWN:
         return FileResult(str(path), detected.kind,
                           (Violation(str(path), "", "format.unknown", detected.reason),))
@@ -188,6 +254,7 @@ def report_json(report: Report) -> dict[str, Any]:
         "valid": report.valid,
         "files_checked": report.files_checked,
         "skipped": [{"file": s.file, "reason": s.reason} for s in report.skipped],
+        "unread": [{"file": u.file, "reason": u.reason} for u in report.unread],
         "violations": [{"file": v.file, "record": v.record, "rule": v.rule,
                         "severity": v.severity.value, "message": v.message}
                        for v in report.violations],
@@ -208,6 +275,8 @@ def _read_drafts(kind: str, path: Path,
                  settings: LoaderSettings) -> tuple[list[JobDraft], list[Violation]]:
     try:
         return READERS[kind](str(path), settings), []
+    except Unreadable:
+        raise  # not a flaw of the file: validate_file reports what could not be read
     except InvalidInput as error:
         return [], [_parse_violation(error)]
 
@@ -256,13 +325,14 @@ def _check_cluster(path: Path, *_: object) -> list[Violation]:
 
 def _sibling_inventories(path: Path) -> list[Path]:
     inventories: list[Path] = []
-    for other in sorted(path.parent.iterdir()):
-        if other.name.lower().endswith((".csv", ".csv.gz")) and other.is_file():
-            try:
-                if detect(other).kind is Kind.NODES:
-                    inventories.append(other)
-            except InvalidInput:
-                continue  # reported when that file is validated
+    siblings = walk(path.parent, lambda name: name.lower().endswith((".csv", ".csv.gz")),
+                    recursive=False)  # what cannot be read is reported when it is validated
+    for other in siblings.files:
+        try:
+            if detect(other).kind is Kind.NODES:
+                inventories.append(other)
+        except InvalidInput:
+            continue  # reported when that file is validated
     return inventories
 
 

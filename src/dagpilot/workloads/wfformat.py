@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 from dagpilot.core.config import LoaderSettings
 from dagpilot.core.errors import InvalidInput
 from dagpilot.core.job_draft import JobDraft
+from dagpilot.core.reading.folders import files_in, path_kind
 from dagpilot.core.types import Recorded, Resources, Task, labels
 from dagpilot.workloads import compressed, intensity
 from dagpilot.workloads.gc_pause import collector_paused
@@ -76,9 +77,10 @@ def read(argument: str, settings: LoaderSettings) -> list[JobDraft]:
     """One draft per WfFormat instance in `argument` (a file or a folder)."""
     path = Path(argument)
     with collector_paused():
-        if path.is_file():
+        kind = path_kind(path)
+        if kind == "file":
             return [read_file(path, settings, path.name)]
-        if not path.is_dir():
+        if kind == "missing":
             raise InvalidInput(argument, "", "", "no such file or folder")
         drafts = _read_folder(path, settings)
     if not drafts:
@@ -108,9 +110,7 @@ def read_file(path: Path, settings: LoaderSettings, shown_as: str | None = None)
 
 
 def _instance_files(folder: Path) -> Iterator[Path]:
-    for path in sorted(folder.rglob("*")):
-        if path.is_file() and path.name.endswith(SUFFIXES):
-            yield path
+    yield from files_in(folder, lambda name: name.endswith(SUFFIXES), recursive=True)
 
 
 def _job_id(path: Path) -> str:

@@ -67,7 +67,7 @@ def test_cluster_nodes_and_their_sanity(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("text", "record", "field"), [
-    ("{", "", ""),
+    ("{", "line 1 column 2", ""),
     ('{"worker_nodes": {}}', "worker_nodes", "worker_nodes"),
     ('{"worker_nodes": [{"name": "a", "cpu": 1}]}', "worker_nodes[0]", "ram_bytes"),
     ('{"worker_nodes": [{"name": "a", "cpu": "x", "ram_bytes": 1}]}', "worker_nodes[0]", ""),

@@ -8,11 +8,15 @@ equals its `start_time` carries a duration computed from the missing end: it is 
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import polars as pl
 
+from dagpilot.core.errors import InvalidInput
 from dagpilot.core.job_draft import Severity, Violation
+from dagpilot.core.reading.gunzip import read_decompressed
+from dagpilot.core.reading.limits import MAX_TABLE_BYTES
 
 _MISSING = ("", "nan", "NaN", "-1")
 _REQUESTS = ("plan_cpu", "plan_mem")
@@ -22,8 +26,9 @@ _TIMES = ("start_time", "end_time", "mean_instance_duration")
 def row_violations(path: Path) -> list[Violation]:
     """Missing requests and instance counts, and durations of tasks that never ended."""
     try:
-        rows = pl.read_csv(path, infer_schema_length=0).with_row_index("_row")
-    except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError):
+        data = read_decompressed(path, MAX_TABLE_BYTES)  # the bytes the reader read (pinned)
+        rows = pl.read_csv(io.BytesIO(data), infer_schema_length=0).with_row_index("_row")
+    except (pl.exceptions.PolarsError, InvalidInput, UnicodeDecodeError):
         return []  # the reader reports what makes the file unreadable
     file = str(path)
     found: list[Violation] = []

@@ -15,6 +15,7 @@ Event logs (pod creation times, task starts) are not samples and are not checked
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,8 @@ import polars as pl
 
 from dagpilot.core.errors import InvalidInput
 from dagpilot.core.job_draft import Violation
+from dagpilot.core.reading.gunzip import read_decompressed
+from dagpilot.core.reading.limits import MAX_TABLE_BYTES
 from dagpilot.workloads.validation.numbers import seconds
 
 TIME_COLUMNS = ("timestamp", "time", "timestamp_s", "time_s", "timestamp_ms", "time_ms")
@@ -62,9 +65,10 @@ def series_violations(file: str, series: str, times: np.ndarray, record: Callabl
 def csv_violations(path: Path, max_gap_s: float) -> list[Violation]:
     """Continuity of every series of a metrics CSV; the header is line 1."""
     file = str(path)
+    data = read_decompressed(path, MAX_TABLE_BYTES)
     try:
-        frame = pl.read_csv(path, infer_schema_length=10_000)
-    except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError) as error:
+        frame = pl.read_csv(io.BytesIO(data), infer_schema_length=10_000)
+    except (pl.exceptions.PolarsError, UnicodeDecodeError) as error:
         raise InvalidInput(file, "", "", f"not a readable CSV: {error}") from error
     column = time_column(frame.columns)
     if column is None:

@@ -2,22 +2,25 @@
 
 Documentation (README, LICENSE, notes, manifests, JSON schemas) is recognised and skipped;
 a data file nothing recognises is `UNKNOWN`, which the validator reports. Unreadable content
-(a truncated gzip, bad JSON) raises InvalidInput.
+(a truncated gzip, bad JSON) raises InvalidInput. Files are read through `core.reading`
+(bounded; the validator pins each file's bytes, so detection reads what the checks read).
 """
 
 from __future__ import annotations
 
 import gzip
-import json
+import io
 import zlib
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from dagpilot.core.errors import InvalidInput
+from dagpilot.core.reading.files import read_head
+from dagpilot.core.reading.gunzip import is_gzip
+from dagpilot.core.reading.json_documents import read_json
+from dagpilot.core.reading.yaml_documents import read_yaml_documents
 from dagpilot.workloads.validation.continuity import time_column
 from dagpilot.workloads.validation.inventory import is_node_header, is_pod_header
 
@@ -53,26 +56,37 @@ _DOC_SUFFIXES = (".md", ".txt", ".rst", ".html", ".pdf", ".bib", ".cff")
 _ARGO_KINDS = {"Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"}
 _CWS_TRACE_COLUMNS = {"process", "hostname", "submit", "start", "complete", "cpus"}
 _HEADER_BYTES = 65_536
+_HEAD_BYTES = 1 << 20  # raw bytes read for a CSV header: enough for a gzipped 64 KiB line
 
 
 def detect(path: Path) -> Detected:
     """The kind of a file; raises InvalidInput when its content cannot be read at all."""
+    by_name = detect_by_name(path.name)
+    if by_name is not None:
+        return by_name
     name = path.name.lower()
-    if name.startswith("."):
-        return Detected(Kind.DOCUMENTATION, "hidden file")
-    if name.startswith(_DOC_PREFIXES) or name.endswith(_DOC_SUFFIXES):
-        return Detected(Kind.DOCUMENTATION, "documentation")
     if name.endswith((".json", ".json.gz")):
         return _detect_json(path)
     if name.endswith((".csv", ".csv.gz")):
         return _detect_csv(path)
-    if name.endswith((".yaml", ".yml")):
-        return _detect_yaml(path)
+    return _detect_yaml(path)
+
+
+def detect_by_name(file_name: str) -> Detected | None:
+    """The kind when the name alone tells it (hidden, documentation, no reader), else None:
+    such files are never opened."""
+    name = file_name.lower()
+    if name.startswith("."):
+        return Detected(Kind.DOCUMENTATION, "hidden file")
+    if name.startswith(_DOC_PREFIXES) or name.endswith(_DOC_SUFFIXES):
+        return Detected(Kind.DOCUMENTATION, "documentation")
+    if name.endswith((".json", ".json.gz", ".csv", ".csv.gz", ".yaml", ".yml")):
+        return None
     return Detected(Kind.UNKNOWN, "no reader for this kind of file (expected JSON, CSV or YAML)")
 
 
 def _detect_json(path: Path) -> Detected:
-    document = _load_json(path)
+    document = read_json(path)
     if not isinstance(document, dict):
         return Detected(Kind.UNKNOWN, "a JSON file whose top level is not an object")
     workflow = document.get("workflow")
@@ -124,44 +138,21 @@ def _detect_csv(path: Path) -> Detected:
 
 
 def _detect_yaml(path: Path) -> Detected:
-    try:
-        documents = list(yaml.safe_load_all(path.read_text()))
-    except (OSError, UnicodeDecodeError) as error:
-        raise InvalidInput(str(path), "", "", f"cannot read: {error}") from error
-    except yaml.YAMLError as error:
-        raise InvalidInput(str(path), _yaml_line(error), "", f"not valid YAML: {error}") from error
+    documents = read_yaml_documents(path)
     if any(isinstance(d, dict) and d.get("kind") in _ARGO_KINDS for d in documents):
         return Detected(Kind.ARGO)
     return Detected(Kind.UNKNOWN, "a YAML file with no Argo Workflow kind")
 
 
-def _load_json(path: Path) -> Any:
-    try:
-        raw = path.read_bytes()
-        if path.name.lower().endswith(".gz"):
-            raw = gzip.decompress(raw)
-        return json.loads(raw.decode("utf-8"))
-    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as error:
-        raise InvalidInput(str(path), "", "", f"cannot read: {error}") from error
-    except json.JSONDecodeError as error:
-        raise InvalidInput(str(path), f"line {error.lineno} column {error.colno}", "",
-                           f"not valid JSON: {error.msg}") from error
-
-
 def _csv_header(path: Path) -> tuple[str, ...]:
+    raw = read_head(path, _HEAD_BYTES)  # the OS's refusals are Unreadable, raised as they are
     try:
-        if path.name.lower().endswith(".gz"):
-            with gzip.open(path, "rb") as stream:
+        if is_gzip(raw):
+            with gzip.GzipFile(fileobj=io.BytesIO(raw), mode="rb") as stream:
                 head = stream.readline(_HEADER_BYTES)
         else:
-            with path.open("rb") as stream:
-                head = stream.readline(_HEADER_BYTES)
+            head = raw[:_HEADER_BYTES].split(b"\n", 1)[0]
         text = head.decode("utf-8-sig")
     except (OSError, EOFError, zlib.error, UnicodeDecodeError) as error:
         raise InvalidInput(str(path), "line 1", "", f"cannot read the header: {error}") from error
     return tuple(column.strip().strip('"') for column in text.strip().split(","))
-
-
-def _yaml_line(error: yaml.YAMLError) -> str:
-    mark = getattr(error, "problem_mark", None)
-    return f"line {mark.line + 1}" if mark is not None else ""

@@ -7,6 +7,7 @@ node of the inventories in its folder; a node name must mean one node across tho
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,8 @@ import polars as pl
 
 from dagpilot.core.errors import InvalidInput
 from dagpilot.core.job_draft import Severity, Violation
+from dagpilot.core.reading.gunzip import read_decompressed
+from dagpilot.core.reading.limits import MAX_TABLE_BYTES
 
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu")
 POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu")
@@ -119,9 +122,10 @@ def _bad_rows(file: str, frame: pl.DataFrame, rule: str,
 def _read(path: Path, required: tuple[str, ...]) -> pl.DataFrame:
     """The CSV with a `_row` index (0 = line 2); numbers as floats, names as text."""
     file = str(path)
+    data = read_decompressed(path, MAX_TABLE_BYTES)
     try:
-        frame = pl.read_csv(path, infer_schema_length=0)  # all text; cast below, row by row
-    except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError) as error:
+        frame = pl.read_csv(io.BytesIO(data), infer_schema_length=0)  # all text; cast below
+    except (pl.exceptions.PolarsError, UnicodeDecodeError) as error:
         raise InvalidInput(file, "", "", f"not a readable CSV: {error}") from error
     missing = [column for column in required if column not in frame.columns]
     if missing:

@@ -7,7 +7,6 @@ from a `cluster.json` beside the traces (CWS layout: `worker_nodes: [{name, cpu,
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,6 +14,8 @@ from typing import Any
 
 from dagpilot.core.errors import InvalidInput
 from dagpilot.core.job_draft import JobDraft, Severity, Violation
+from dagpilot.core.reading.folders import path_kind
+from dagpilot.core.reading.json_documents import read_json
 from dagpilot.core.types import Resources, Task
 from dagpilot.workloads.validation.conservation import Usage, overloads
 from dagpilot.workloads.validation.numbers import seconds
@@ -26,7 +27,7 @@ _MIN_NODE_MEMORY = 2**30  # a node with less than 1 GiB is a unit mix-up, not a 
 def cluster_beside(trace: Path) -> Path | None:
     """The cluster file in the trace's folder or the folder above it (`DIR/traces/X.csv.gz`)."""
     for folder in (trace.parent, trace.parent.parent):
-        if (folder / CLUSTER_FILE).is_file():
+        if path_kind(folder / CLUSTER_FILE) == "file":
             return folder / CLUSTER_FILE
     return None
 
@@ -34,10 +35,7 @@ def cluster_beside(trace: Path) -> Path | None:
 def read_cluster(path: Path) -> dict[str, Resources]:
     """Allocatable per node name of a CWS-style cluster file."""
     file = str(path)
-    try:
-        document = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        raise InvalidInput(file, "", "", f"not readable JSON: {error}") from error
+    document = read_json(path)
     nodes = document.get("worker_nodes") if isinstance(document, dict) else None
     if not isinstance(nodes, list):
         raise InvalidInput(file, "worker_nodes", "worker_nodes", "expected a list of nodes")
