@@ -15,19 +15,22 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from dagpilot.live.node_agent.cgroup_hierarchy import Hierarchy, find_hierarchy
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 WORKLOAD = Path(__file__).with_name("workload.py")
 AGENT = (sys.executable, "-m", "dagpilot.cli", "node-agent")
+REPO_DOCS = Path(__file__).resolve().parents[3] / "docs"
 START_TIMEOUT_S = 60.0
 JOIN_AND_EXEC = 'IFS=:; for p in $DAGPILOT_TEST_CGROUPS; do echo $$ > "$p"; done; exec "$@"'
 
@@ -152,3 +155,58 @@ def run(*argv: str) -> str:
     done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
     assert done.returncode == 0, f"{' '.join(argv)}: {done.stderr.strip()}"
     return done.stdout
+
+
+@dataclass
+class AgentProcess:
+    process: subprocess.Popen[str]
+    port: int
+
+
+def start_agent(*options: str, netns: str | None = None) -> AgentProcess:
+    """`dagpilot node-agent OPTIONS` (inside a network namespace if given), once it serves."""
+    prefix = ("ip", "netns", "exec", netns) if netns else ()
+    process = subprocess.Popen([*prefix, *AGENT, *options], text=True, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL)
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], START_TIMEOUT_S)
+    line = process.stdout.readline() if ready else ""
+    if "/metrics" not in line:
+        stop_process(process)
+        process.stdout.close()
+        raise AssertionError(f"node-agent {options} did not start: {line!r}")
+    return AgentProcess(process, int(line.split("/metrics")[0].rsplit(":", 1)[1]))
+
+
+def stop_agent(agent: AgentProcess) -> int:
+    code = stop_process(agent.process)
+    assert agent.process.stdout is not None
+    agent.process.stdout.close()
+    return code
+
+
+Series = dict[tuple[str, frozenset[tuple[str, str]]], float]
+
+
+def scrape(port: int, host: str = "127.0.0.1") -> Series:
+    """Every sample of the agent's /metrics: (name, labels) -> value."""
+    with urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=10) as reply:
+        text = reply.read().decode()
+    return {(s.name, frozenset(s.labels.items())): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
+
+
+def value(series: Series, name: str, **labels: str) -> float | None:
+    return series.get((name, frozenset(labels.items())))
+
+
+def scrape_until(port: int, condition: Callable[[Series], bool], timeout_s: float = 30.0,
+                 host: str = "127.0.0.1") -> Series:
+    """Scrape until condition holds (the agent measures every period); the last scrape."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        series = scrape(port, host)
+        if condition(series):
+            return series
+        assert time.monotonic() < deadline, f"condition not met in {timeout_s} s: {series}"
+        time.sleep(0.2)  # a scrape interval, not a race: the agent publishes once per period
