@@ -40,12 +40,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from dagpilot.agent import Agent, DagpilotScheduler, load_scheduler, settle_heap
+from dagpilot.agent import Agent, DagpilotScheduler, load_scheduler
 from dagpilot.clusters import load_cluster
 from dagpilot.core.config import SimSettings
 from dagpilot.core.scheduler import Placement
 from dagpilot.core.view import ClusterView
 from dagpilot.policy import PolicyConfig, PolicyNet
+from dagpilot.policy.process import settle_scheduler_process
 from dagpilot.registry import read_current
 from dagpilot.schedulers import SCHEDULERS
 from dagpilot.sim import SimEnv
@@ -65,15 +66,16 @@ SEED = 0
 def schedulers(models: Path) -> tuple[DagpilotScheduler, DagpilotScheduler, str]:
     """(`dagpilot` without explanations, with them, which model): two model copies."""
     if read_current(models) is not None:
-        return (load_scheduler(models, explain=False), load_scheduler(models, explain=True),
-                f"registry {models}: {read_current(models)}")
-    torch.set_num_threads(1)
-    settle_heap()  # as load_scheduler does: full collections skip the start-up heap
-    return (DagpilotScheduler(Agent(PolicyNet.create(PolicyConfig(), SEED), Normaliser.fresh(),
-                                    explain=False)),
-            DagpilotScheduler(Agent(PolicyNet.create(PolicyConfig(), SEED), Normaliser.fresh(),
-                                    explain=True)),
-            "fresh PolicyNet (untrained, seed 0) with fresh normaliser statistics")
+        loaded = (load_scheduler(models, explain=False), load_scheduler(models, explain=True),
+                  f"registry {models}: {read_current(models)}")
+    else:
+        loaded = (DagpilotScheduler(Agent(PolicyNet.create(PolicyConfig(), SEED),
+                                          Normaliser.fresh(), explain=False)),
+                  DagpilotScheduler(Agent(PolicyNet.create(PolicyConfig(), SEED),
+                                          Normaliser.fresh(), explain=True)),
+                  "fresh PolicyNet (untrained, seed 0) with fresh normaliser statistics")
+    settle_scheduler_process()  # as a scheduler process does: full collections skip the heap
+    return loaded
 
 
 Decide = Callable[[ClusterView], Placement | None]

@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 import torch
 
-from dagpilot.agent import Agent, DagpilotScheduler, choose_gpus, load_scheduler
+from dagpilot.agent import Agent, DagpilotScheduler, load_scheduler
 from dagpilot.bench.harness import BenchConfig, run_benchmark
 from dagpilot.bench.runner import scheduler_registry
 from dagpilot.clusters import load_cluster
 from dagpilot.core.errors import IntegrityError
+from dagpilot.core.snapshot import ClusterSnapshot
 from dagpilot.core.types import Cluster, Taint
 from dagpilot.core.view import ClusterView, PodRef
 from dagpilot.decide.feasibility import Feasibility
@@ -24,8 +25,7 @@ from dagpilot.sim import SimEnv, simulate
 from dagpilot.state import Normaliser, observe
 from dagpilot.train.export import export_model, publish_model
 from dagpilot.workloads import load
-from tests.schedulers.views import FakeNode, FakeView
-from tests.sim.helpers import cluster, gpus, job, node, settings, task
+from tests.sim.helpers import cluster, job, node, settings, task
 from tests.torch_threads import one_torch_thread
 
 __all__ = ["one_torch_thread"]  # autouse: torch on one thread here too
@@ -91,8 +91,7 @@ def test_an_agent_without_explanations_places_the_same_pod_on_the_same_node() ->
 def test_nothing_feasible_means_no_placement_and_nothing_to_learn() -> None:
     where = Cluster("one", (node("n", 4.0),))
     big = job("big", task("t", 10.0, cpu=16.0))
-    view = FakeView(0.0, where, (FakeNode(where.nodes[0]),),
-                    (PodRef(0, big, big.tasks[0], 0, 0.0),))
+    view = ClusterSnapshot.of(where, (PodRef(0, big, big.tasks[0], 0, 0.0),))
     decision = agent().act(view, greedy=False, generator=torch.Generator().manual_seed(0))
     assert decision.placement is None and decision.policy_input is None
 
@@ -134,20 +133,6 @@ def test_the_dagpilot_scheduler_runs_a_whole_simulation() -> None:
                       settings(), seed=0)
     assert record.scheduler == "dagpilot"
     assert all(j.finish_s is not None for j in record.jobs)
-
-
-@pytest.mark.parametrize(("free", "wanted", "model", "expected"), [
-    ((0, 4, 5, 6, 7), 2, None, (4, 5)),  # complex 0 has one free GPU: complex 1
-    ((0, 1, 4, 5, 6), 2, None, (0, 1)),  # both fit: the fuller complex, keep 4-6 together
-    ((0, 1, 4, 5), 3, None, ()),  # no complex has three: the node picks
-    ((0, 1, 2, 3), 1, "V100", ()),  # the wrong model
-    ((2, 3, 4), 0, None, ()),  # no GPU asked for
-])
-def test_gpus_are_taken_on_one_pcie_root_complex(free: tuple[int, ...], wanted: int,
-                                                 model: str | None,
-                                                 expected: tuple[int, ...]) -> None:
-    spec = node("g", 32.0, gpus=gpus("A100", (4, 4)))
-    assert choose_gpus(spec, free, wanted, model) == expected
 
 
 def trained_normaliser(view: ClusterView, pods: tuple[PodRef, ...]) -> Normaliser:

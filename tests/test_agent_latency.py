@@ -1,35 +1,28 @@
 """What the agent does for speed changes nothing it decides or explains: the critic skipped
-when no value is wanted, rejection reasons kept between decisions, the top nodes found
-without a full sort; and garbage collection kept out of a `dagpilot` decision."""
+when no value is wanted, rejection reasons kept between decisions (tests/decide has the
+memory's own tests, and the top nodes found without a full sort); and garbage collection kept
+out of a `dagpilot` decision."""
 
 from __future__ import annotations
 
 import gc
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable
 
 import numpy as np
-import pytest
 import torch
 
-from dagpilot.agent import (
-    Agent,
-    DagpilotScheduler,
-    Decision,
-    RejectionMemory,
-    best_first,
-    settle_heap,
-)
+from dagpilot.agent import Agent, DagpilotScheduler, Decision
 from dagpilot.clusters import load_cluster
-from dagpilot.core.types import Resources, Task
-from dagpilot.core.view import ClusterView, NodeState, PodRef
+from dagpilot.core.snapshot import ClusterSnapshot, NodeSnapshot
+from dagpilot.core.types import Resources
+from dagpilot.core.view import ClusterView, PodRef
 from dagpilot.decide.feasibility import Feasibility
 from dagpilot.decide.filters import filters
 from dagpilot.decide.pcie import PcieRootComplex
 from dagpilot.decide.signature import placement_key
 from dagpilot.workloads import load
 from dagpilot.workloads.arrivals import ArrivalSpec, assign_arrivals
-from tests.schedulers.views import FakeNode, FakeView
 from tests.sim.helpers import cluster, job, node, task
 from tests.state.sim_views import sim_env
 from tests.test_agent import agent, filtered_cluster
@@ -75,58 +68,14 @@ def test_kept_rejection_reasons_equal_reasons_worked_out_afresh_at_every_decisio
     assert any(len(sets) > 1 for sets in rejected_sets.values())
 
 
-class LoggedView:
-    """Nodes that a test changes, with the change log a simulator keeps."""
-
-    def __init__(self, nodes: list[FakeNode]) -> None:
-        self.nodes = nodes
-        self.log: list[int] | None = []
-
-    def change(self, row: int, node: FakeNode) -> None:
-        self.nodes[row] = node
-        if self.log is not None:
-            self.log.append(row)
-
-    def changed_nodes(self, since: int) -> tuple[int, Sequence[int] | None]:
-        if self.log is None:
-            return 0, None
-        return len(self.log), self.log[since:]
-
-
-def test_reasons_are_worked_out_once_per_pod_spec_and_node_until_the_node_changes() -> None:
-    specs = filtered_cluster().nodes
-    view = LoggedView([FakeNode(spec) for spec in specs])
-    asked: list[tuple[str, str]] = []
-
-    def explain(task_: Task, state: NodeState) -> str:
-        asked.append((task_.id, state.spec.name))
-        return f"{state.allocated.cpu:g} cores bound"
-
-    memory = RejectionMemory(explain)
-    small, other = task("small", 10.0, cpu=1.0), task("other", 10.0, cpu=2.0)
-    rows = [0, 1, 5]
-    first = memory.rejections(view, small, rows)  # type: ignore[arg-type]
-    assert memory.rejections(view, small, rows) == first  # type: ignore[arg-type]
-    assert len(asked) == 3
-    memory.rejections(view, other, rows)  # type: ignore[arg-type]  # another pod spec
-    assert len(asked) == 6
-    view.change(1, FakeNode(specs[1], Resources(0.5, 0)))
-    again = memory.rejections(view, small, rows)  # type: ignore[arg-type]
-    assert asked[6:] == [("small", specs[1].name)]
-    assert again[1] == (specs[1].name, "0.5 cores bound") and again[0] == first[0]
-    view.log = None  # a view that cannot tell: everything again
-    memory.rejections(view, small, rows)  # type: ignore[arg-type]
-    assert len(asked) == 10
-
-
 def test_a_view_without_a_change_log_gets_its_reasons_worked_out_every_time() -> None:
     where = filtered_cluster()
     pod_job = job("j", task("t", 30.0, cpu=2.0))
     pending = (PodRef(0, pod_job, pod_job.tasks[0], 0, 0.0),)
     explaining = agent()
     for cpu_bound in (0.0, 7.0):  # "fit-a" fills up between two decisions
-        view = FakeView(0.0, where, tuple(
-            FakeNode(spec, Resources(cpu_bound if spec.name == "fit-a" else 0.0, 0))
+        view = ClusterSnapshot(0.0, where, tuple(
+            NodeSnapshot(spec, Resources(cpu_bound if spec.name == "fit-a" else 0.0, 0))
             for spec in where.nodes), pending)
         decision = explaining.act(view, greedy=True)
         assert decision.placement is not None
@@ -193,28 +142,8 @@ def test_a_caller_without_automatic_collections_keeps_it_so() -> None:
         gc.enable()
 
 
-def test_settling_the_heap_freezes_what_is_alive() -> None:
-    try:
-        settle_heap()
-        assert gc.get_freeze_count() > 0
-    finally:
-        gc.unfreeze()
-
-
-@pytest.mark.parametrize("values", [
-    [0.1, 0.5, 0.5, 0.2, 0.5, 0.0],  # a three-way tie: index order
-    [0.3, 0.3],  # fewer values than asked
-    [0.0] * 50 + [0.9] + [0.0] * 50,
-    list(np.random.default_rng(0).random(5000)),
-])
-def test_the_best_first_are_a_stable_sorts_first(values: list[float]) -> None:
-    array = np.array(values, dtype=np.float32)
-    assert best_first(array, 3).tolist() == np.argsort(-array, kind="stable")[:3].tolist()
-
-
 def test_nothing_to_place_is_a_decision_without_a_value() -> None:
     where = cluster(node("n", 1.0))
     big = job("big", task("t", 10.0, cpu=16.0))
-    view = FakeView(0.0, where, (FakeNode(where.nodes[0]),),
-                    (PodRef(0, big, big.tasks[0], 0, 0.0),))
+    view = ClusterSnapshot.of(where, (PodRef(0, big, big.tasks[0], 0, 0.0),))
     assert agent().act(view, greedy=True, value=False).placement is None

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+from dagpilot.core.snapshot import ClusterSnapshot, NodeSnapshot
 from dagpilot.core.types import Cluster, Resources
 from dagpilot.core.view import ClusterView, PodRef
 from dagpilot.decide.feasibility import Feasibility
@@ -18,7 +19,6 @@ from dagpilot.decide.node_arrays import NodeArrays
 from dagpilot.decide.pcie import PENALTY, PcieRootComplex
 from dagpilot.policy import PolicyInput, collate, log_probs
 from dagpilot.sim import SimEnv
-from tests.schedulers.views import FakeNode, FakeView
 from tests.sim.helpers import gpus, job, node, settings, task
 from tests.test_agent import agent
 from tests.torch_threads import one_torch_thread
@@ -30,17 +30,17 @@ WHOLE = (4, 5, 6, 7)  # rc1=4 free
 SPLIT_TOO = (0, 1, 2, 4, 5, 6)  # rc0=3, rc1=3 free
 
 
-def gpu_view(frees: dict[str, tuple[int, ...]], *pods: tuple[int, str | None]) -> FakeView:
+def gpu_view(frees: dict[str, tuple[int, ...]], *pods: tuple[int, str | None]) -> ClusterSnapshot:
     """Nodes of 2 complexes x 4 A100s with the given free GPUs, and one pending pod per
     (GPUs, model) in `pods`."""
     specs = tuple(node(name, 32.0, gpus=gpus("A100", (4, 4))) for name in frees)
-    states = tuple(FakeNode(spec, Resources(0, 0, 8 - len(free), "A100"), free)
+    states = tuple(NodeSnapshot(spec, Resources(0, 0, 8 - len(free), "A100"), free)
                    for spec, free in zip(specs, frees.values(), strict=True))
     tasks = [task(f"t{i}", 10.0, gpus=count, gpu_model=model)
              for i, (count, model) in enumerate(pods)]
     one = job("j", *tasks)
     pending = tuple(PodRef(i, one, one.task(t.id), 0, 0.0) for i, t in enumerate(tasks))
-    return FakeView(0.0, Cluster("gpus", specs), states, pending)
+    return ClusterSnapshot(0.0, Cluster("gpus", specs), states, pending)
 
 
 def on_one_complex(view: ClusterView, name: str, chosen: tuple[int, ...]) -> bool:

@@ -2,31 +2,33 @@
 
     agent = Agent(model, normaliser)
     decision = agent.act(view, greedy=True)        # Decision; .placement is None when nothing fits
+    ranking = agent.rank(view, pod)                # Ranking: one pod's feasible nodes and scores
 
-`act` takes the candidates from `view.pending` (`policy.select_candidates`, with the
-hard-constraint mask of `decide`'s filters, narrowed for multi-GPU pods by `decide.pcie`'s
-root-complex rule, whose fallback penalty becomes the policy input's logit bias), encodes the
-view (`state.encode`), runs the network, and picks a feasible (pod, node) pair: the argmax when
-`greedy` (serving), a sample from the masked softmax otherwise (training). Every placement
-carries its explanation: the 3 best-scored nodes for the pod (`Placement.alternatives`, the
-chosen node's conditional probability in `Placement.score`) and, for every node the filters
-or the root-complex rule rejected, their reasons (`Placement.rejected`). There is no learned
-"wait": the agent places whenever a pair is feasible (docs/TRAINING.md says why). The reasons
-are kept between decisions per pod spec and node until the view's change log lists the node
-(`RejectionMemory`), and `act(..., value=False)` skips the critic, which only training reads.
+`act` (a scheduler's call) takes the candidates and their mask from `decide.Decoder` (the
+filters, narrowed for multi-GPU pods by the root-complex rule, whose fallback penalty becomes
+the policy input's logit bias), encodes the view (`state.encode`), runs the network, and picks
+a feasible (pod, node) pair: the argmax when `greedy` (serving), a sample from the masked
+softmax otherwise (training). The decoder turns it into a Placement with its explanation: the
+3 best-scored nodes for the pod (`Placement.alternatives`, the chosen node's conditional
+probability in `Placement.score`) and, for every node the filters or the rule rejected, their
+reasons (`Placement.rejected`). There is no learned "wait": the agent places whenever a pair is
+feasible (docs/TRAINING.md says why). `act(..., value=False)` skips the critic, which only
+training reads.
+
+`rank` (a scheduler extender's call) scores one pod alone: the nodes that pass, the Status of
+each that does not, and the policy's P(node | pod) for each that does (`decide.ranking`).
 
 `DagpilotScheduler` wraps an agent in the Scheduler protocol under the name `dagpilot`, with
 garbage collection deferred past each decision; `load_scheduler(models_root)` builds it from
-the registry's current model and freezes the start-up heap (`settle_heap`).
+the registry's current model. What a process sets up around it (torch's threads, the frozen
+start-up heap) is `policy.process`'s.
 """
 
 from __future__ import annotations
 
-import gc
 import json
 import math
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,15 +38,13 @@ import numpy.typing as npt
 import torch
 
 from dagpilot.core.scheduler import Placement
-from dagpilot.core.types import Cluster, NodeSpec, Task
-from dagpilot.core.view import ClusterView, NodeState, PodRef
-from dagpilot.decide.feasibility import Feasibility
-from dagpilot.decide.filters import DEFAULT_FILTERS, filters
-from dagpilot.decide.node_arrays import ClusterStatics, NodeArrays
-from dagpilot.decide.pcie import MIN_GPUS, PENALTY, PcieRootComplex
-from dagpilot.decide.signature import placement_key
+from dagpilot.core.types import Cluster
+from dagpilot.core.view import ClusterView, PodRef
+from dagpilot.decide.candidates import Candidates
+from dagpilot.decide.decoder import Decoder
+from dagpilot.decide.filters import DEFAULT_FILTERS
+from dagpilot.decide.ranking import Ranking
 from dagpilot.policy import (
-    Candidates,
     PolicyConfig,
     PolicyConfigError,
     PolicyInput,
@@ -53,16 +53,14 @@ from dagpilot.policy import (
     greedy,
     log_probs,
     sample,
-    select_candidates,
 )
+from dagpilot.policy.process import collections_deferred
 from dagpilot.registry import load_current
 from dagpilot.state import FEATURE_SCHEMA_VERSION, EncodeContext, Normaliser, Observation, observe
 from dagpilot.state.normalised_nodes import NormalisedNodes
 
 NAME = "dagpilot"
 DEFAULT_MODELS_ROOT = Path("models")
-TOP_NODES = 3
-REJECTION_KEYS = 64  # placement keys whose rejection reasons are kept (the least recent go)
 
 
 @dataclass(frozen=True)
@@ -97,7 +95,7 @@ class Agent:
         self.model = model
         self.normaliser = normaliser
         self.explain = explain
-        self._filters = filters(filter_names)
+        self._decoder = Decoder(filter_names)
         self.reset()
 
     @property
@@ -106,45 +104,17 @@ class Agent:
 
     def reset(self) -> None:
         self._context = EncodeContext(graph_tasks=self.config.graph_tasks)
-        self._feasibility = Feasibility(self._filters)
-        self._pcie = PcieRootComplex()
-        self._statics: ClusterStatics | None = None
-        self._reasons = RejectionMemory(self._reasons_of)
+        self._decoder.reset()
         self._normalised = NormalisedNodes()
 
     def observe(self, view: ClusterView, include: PodRef | None = None) -> Observed | None:
         """The candidates and their raw observation; None when no pending pod fits anywhere.
         `include` forces a pod among the candidates (behaviour cloning)."""
-        nodes = NodeArrays.from_view(view, self._statics)
-        self._statics = nodes.statics
-        candidates = select_candidates(view.pending, nodes, self._feasibility,
-                                       self.config.max_candidates, include)
-        if not len(candidates):
+        shortlist = self._decoder.shortlist(view, self.config.max_candidates, include)
+        if shortlist is None:
             return None
-        candidates, bias = self._root_complexes(candidates, nodes)
+        candidates, bias = shortlist
         return Observed(candidates, observe(view, candidates.pods, self._context), bias)
-
-    def _root_complexes(self, candidates: Candidates, nodes: NodeArrays) -> tuple[
-            Candidates, npt.NDArray[np.float32] | None]:
-        """The candidates' mask after `decide.pcie`'s rule for each multi-GPU pod, and the
-        logit bias carrying its fallback penalty (None when no pod is penalised). The rule
-        never empties a row, so every candidate stays placeable."""
-        feasible, bias = candidates.feasible, None
-        for row, pod in enumerate(candidates.pods):
-            if pod.requests.gpus < MIN_GPUS:
-                continue
-            verdict = self._pcie.apply(pod.task, nodes, feasible[row])
-            if verdict.kept is not None:
-                if feasible is candidates.feasible:
-                    feasible = feasible.copy()
-                feasible[row] = verdict.kept
-            if verdict.penalised:
-                if bias is None:
-                    bias = np.zeros(feasible.shape, dtype=np.float32)
-                bias[row, feasible[row]] = PENALTY
-        if feasible is candidates.feasible:
-            return candidates, bias
-        return Candidates(candidates.pods, feasible), bias
 
     def act(self, view: ClusterView, *, greedy: bool, generator: torch.Generator | None = None,
             value: bool = True) -> Decision:
@@ -153,8 +123,7 @@ class Agent:
         observed = self.observe(view)
         if observed is None:
             return Decision(None)
-        policy_input = PolicyInput(self._normalised.normalise(self.normaliser, observed.raw),
-                                   observed.candidates.feasible, observed.bias)
+        policy_input = self._policy_input(observed)
         with torch.inference_mode():
             batch = collate([policy_input])
             if value:
@@ -167,128 +136,36 @@ class Agent:
         candidate, node = divmod(chosen, policy_input.shape[1])
         row = log_p.view(policy_input.shape)[candidate]
         marginal = np.float32(torch.logsumexp(row, 0))  # log P(this pod)
-        placement = self._placement(view, observed, candidate, node, row.numpy() - marginal)
+        placement = self._decoder.placement(view, observed.candidates, candidate, node,
+                                            row.numpy() - marginal, explain=self.explain)
         return Decision(placement, policy_input, observed.raw, chosen, float(log_p[chosen]),
                         estimate)
 
-    def _placement(self, view: ClusterView, observed: Observed, candidate: int, node: int,
-                   log_conditional: np.ndarray) -> Placement:
-        """The placement of candidate `candidate` on node `node`; `log_conditional` holds
-        log P(node | candidate) for every node (-inf where infeasible)."""
-        pod = observed.candidates.pods[candidate]
-        spec = view.cluster.nodes[node]
-        gpus = choose_gpus(spec, view.nodes[node].free_gpus, pod.requests.gpus,
-                           pod.requests.gpu_model)
-        if not self.explain:
-            return Placement(pod, spec.name, gpus, float(np.exp(log_conditional[node])))
-        conditional = np.exp(log_conditional)
-        feasible = observed.candidates.feasible[candidate]
-        top = best_first(conditional, TOP_NODES)
-        return Placement(
-            pod, spec.name, gpus, float(conditional[node]),
-            alternatives=tuple((view.cluster.nodes[i].name, float(conditional[i]))
-                               for i in top.tolist() if feasible[i]),
-            rejected=self._rejections(view, pod, feasible))
+    def rank(self, view: ClusterView, pod: PodRef) -> Ranking:
+        """`pod` alone (pending or not): the nodes where it may go, with the policy's
+        P(node | pod) for each, and every other node with the Status of why not. The view is
+        encoded as `act` encodes it (the same encoder memory), with the pod as the only
+        candidate; the network runs only when some node is feasible."""
+        candidates, bias = self._decoder.for_pod(view, pod)
+        feasible = candidates.feasible[0]
+        rejected = self._decoder.rejected(view, pod.task, np.flatnonzero(~feasible).tolist())
+        if not feasible.any():
+            return Ranking(pod, (), (), rejected)
+        observed = Observed(candidates, observe(view, candidates.pods, self._context), bias)
+        with torch.inference_mode():
+            conditional = torch.exp(log_probs(self.model.logits(collate(
+                [self._policy_input(observed)])))[0]).numpy()
+        rows = np.flatnonzero(feasible).tolist()
+        return Ranking(pod, tuple(view.cluster.nodes[i].name for i in rows),
+                       tuple(float(conditional[i]) for i in rows), rejected)
 
-    def _rejections(self, view: ClusterView, pod: PodRef,
-                    feasible: np.ndarray) -> tuple[tuple[str, str], ...]:
-        """(node, every failing filter's reasons) for each node the filters rejected, or the
-        root-complex rule's reason for a node that only it rejected."""
-        return self._reasons.rejections(view, pod.task, np.flatnonzero(~feasible).tolist())
-
-    def _reasons_of(self, task: Task, node: NodeState) -> str:
-        statuses = (self._feasibility.statuses(task, node)
-                    or (self._pcie.check(task, node),))
-        return "; ".join(str(s) for s in statuses)
-
-
-class RejectionMemory:
-    """Why each node rejects a pod, kept from decision to decision per placement key.
-
-    A node's reasons depend on the pod only through `decide.signature.placement_key` (what
-    filters read of a pod spec) and on the node only through its spec, allocation (free
-    resources and GPUs) and readiness, which is what the view's change log follows (the
-    contract `Feasibility.live` relies on too). So the reasons worked out for a (key, node)
-    stay until the log lists the node; a view without a log, or another view, starts afresh.
-    Pods of one workflow share a few request templates: at 5,000 nodes this turns some
-    milliseconds of reason strings per explained decision into a lookup."""
-
-    __slots__ = ("_by_key", "_explain", "_keys", "_token", "_view")
-
-    def __init__(self, explain: Callable[[Task, NodeState], str],
-                 keys: int = REJECTION_KEYS) -> None:
-        self._explain = explain  # the reasons of one (pod, node) pair that fails
-        self._view: ClusterView | None = None
-        self._token = 0
-        # placement key -> per node: (name, reasons), or None until asked for
-        self._by_key: OrderedDict[Hashable, list[tuple[str, str] | None]] = OrderedDict()
-        self._keys = keys
-
-    def rejections(self, view: ClusterView, task: Task,
-                   rows: Sequence[int]) -> tuple[tuple[str, str], ...]:
-        """(node name, reasons) of the nodes at `rows`, each of which rejects the task."""
-        self._follow(view)
-        nodes = view.nodes
-        key = placement_key(task)
-        known = self._by_key.pop(key, None)
-        if known is None or len(known) != len(nodes):
-            known = [None] * len(nodes)
-        self._by_key[key] = known
-        while len(self._by_key) > self._keys:
-            self._by_key.popitem(last=False)
-        rejected = []
-        for row in rows:
-            reasons = known[row]
-            if reasons is None:
-                reasons = known[row] = (nodes[row].spec.name, self._explain(task, nodes[row]))
-            rejected.append(reasons)
-        return tuple(rejected)
-
-    def _follow(self, view: ClusterView) -> None:
-        """Forget the reasons of the nodes that changed since the last call (all of them
-        when the view cannot tell, or is another one)."""
-        token, changed = view.changed_nodes(self._token)
-        if changed is None or view is not self._view:
-            self._by_key.clear()
-        else:
-            rows = set(changed)  # the log may list a node many times
-            for known in self._by_key.values():
-                for row in rows:
-                    known[row] = None
-        self._view, self._token = view, token
-
-
-def best_first(values: npt.NDArray[np.floating[Any]], count: int) -> npt.NDArray[np.intp]:
-    """Indices of the `count` largest values, largest first, ties in index order: what a
-    stable argsort of -values begins with, without sorting all of them (5,000 nodes)."""
-    negated = -values
-    if len(values) > count:
-        kth = np.partition(negated, count - 1)[count - 1]
-        contenders = np.flatnonzero(negated <= kth)  # in index order: ties stay so
-        return contenders[np.argsort(negated[contenders], kind="stable")][:count]
-    return np.argsort(negated, kind="stable")
+    def _policy_input(self, observed: Observed) -> PolicyInput:
+        return PolicyInput(self._normalised.normalise(self.normaliser, observed.raw),
+                           observed.candidates.feasible, observed.bias)
 
 
 def _pick(logits: torch.Tensor, is_greedy: bool, generator: torch.Generator | None) -> int:
     return int((greedy(logits) if is_greedy else sample(logits, generator))[0])
-
-
-def choose_gpus(spec: NodeSpec, free: tuple[int, ...], wanted: int,
-                model: str | None) -> tuple[int, ...]:
-    """`wanted` free GPUs on one PCIe root complex (a pod spanning complexes gets a fifth of
-    the bandwidth): the complex with the fewest free GPUs that still has enough, keeping
-    larger free groups for larger pods. () when no complex has enough: the node picks."""
-    if wanted < 1:
-        return ()
-    groups: dict[int, list[int]] = {}
-    for index in free:
-        gpu = spec.gpus[index]
-        if model is None or gpu.model == model:
-            groups.setdefault(gpu.root_complex, []).append(index)
-    fitting = [group for group in groups.values() if len(group) >= wanted]
-    if not fitting:
-        return ()
-    return tuple(min(fitting, key=len)[:wanted])
 
 
 class DagpilotScheduler:
@@ -303,33 +180,9 @@ class DagpilotScheduler:
         self.agent.reset()
 
     def decide(self, view: ClusterView) -> Placement | None:
-        # A garbage collection that comes due during the decision runs right after it, at the
-        # caller's next allocation (between two decisions of a serving loop), not inside it;
-        # it is deferred, never skipped. Not a context manager: leaving one allocates, which
-        # would run the collection before the decision returns.
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
-            return self.agent.act(view, greedy=True, value=False).placement
-        finally:
-            if enabled:
-                gc.enable()
-
-
-def settle_heap() -> None:
-    """Collect once, then move every object alive now out of the cyclic collector's sight
-    (`gc.freeze`), for a long-running scheduler process, after start-up.
-
-    The start-up heap (torch and the other modules, the model, the cluster inventory: some
-    200,000 objects) is never garbage, yet every full collection walks all of it: 140-190 ms
-    on the benchmark machine, a pause that would land in some decision. Frozen, a full
-    collection walks only what came later (under 1 ms after hundreds of decisions). The
-    memory trade-off: frozen objects are still freed by reference counting, but a frozen
-    object that later becomes part of unreachable cycles is never reclaimed, so replacing
-    the model in the same process (a registry reload) may keep the old one's cyclic parts;
-    restart the process, or call `gc.unfreeze()` and collect, to reclaim them."""
-    gc.collect()
-    gc.freeze()
+        # No garbage collection inside a decision: one that comes due runs right after it.
+        return collections_deferred(
+            lambda: self.agent.act(view, greedy=True, value=False).placement)
 
 
 def agent_from_files(state_dict: Mapping[str, Any], normaliser: Mapping[str, Any],
@@ -343,24 +196,15 @@ def agent_from_files(state_dict: Mapping[str, Any], normaliser: Mapping[str, Any
     return Agent(model, Normaliser.from_json(json.dumps(_thawed(normaliser))), explain=explain)
 
 
-def load_scheduler(models_root: Path = DEFAULT_MODELS_ROOT, *, explain: bool = True,
-                   torch_threads: int | None = 1, settle: bool = True) -> DagpilotScheduler:
+def load_scheduler(models_root: Path = DEFAULT_MODELS_ROOT, *,
+                   explain: bool = True) -> DagpilotScheduler:
     """The `dagpilot` scheduler with the registry's current model, checked file by file
     (checksums, torch zip archive, weights_only, feature schema): IntegrityError otherwise.
-
-    `torch_threads` sets torch's intra-op threads for this process (None leaves them): one is
-    fastest for this network's small matrices, and runs side by side do not oversubscribe.
-    `settle` freezes the heap as it is once the model is loaded (`settle_heap`: full
-    collections then skip it), as a long-running scheduler process wants.
+    A long-running process settles itself after it (`policy.process.settle_scheduler_process`).
     """
-    if torch_threads is not None:
-        torch.set_num_threads(torch_threads)
     loaded = load_current(models_root, FEATURE_SCHEMA_VERSION)
-    scheduler = DagpilotScheduler(agent_from_files(loaded.state_dict, loaded.normaliser,
-                                                   loaded.config, explain=explain))
-    if settle:
-        settle_heap()
-    return scheduler
+    return DagpilotScheduler(agent_from_files(loaded.state_dict, loaded.normaliser,
+                                              loaded.config, explain=explain))
 
 
 def _thawed(value: Any) -> Any:

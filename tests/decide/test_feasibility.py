@@ -8,20 +8,21 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dagpilot.core.snapshot import NodeSnapshot
 from dagpilot.core.status import Code
 from dagpilot.core.types import Resources, Taint, Task, Toleration
 from dagpilot.decide.feasibility import Feasibility, LiveMask
 from dagpilot.decide.filters import filters
 from dagpilot.decide.node_arrays import NodeArrays
 from dagpilot.decide.node_log import NodeLog
-from tests.schedulers.views import GIB, FakeNode, cluster_view, node, task, with_node
+from tests.schedulers.views import GIB, cluster_view, node, task, with_node
 
 TAINT = Taint("dedicated", "gpu")
 NODES = [
-    FakeNode(node("free", 4)),
-    FakeNode(node("busy", 4), allocated=Resources(3.5, 0)),
-    FakeNode(dataclasses.replace(node("tainted", 4), taints=(TAINT,))),
-    FakeNode(node("down", 4), ready=False),
+    NodeSnapshot(node("free", 4)),
+    NodeSnapshot(node("busy", 4), allocated=Resources(3.5, 0)),
+    NodeSnapshot(dataclasses.replace(node("tainted", 4), taints=(TAINT,))),
+    NodeSnapshot(node("down", 4), ready=False),
 ]
 
 
@@ -63,10 +64,10 @@ amounts = st.tuples(st.floats(0, 8, allow_nan=False), st.integers(0, 16), st.int
 
 
 def drawn(request: tuple[float, int, int], bound: list[tuple[float, int, int]],
-          ready: list[bool]) -> tuple[list[FakeNode], Task]:
+          ready: list[bool]) -> tuple[list[NodeSnapshot], Task]:
     """Nodes of 8 cores and 16 GiB with the drawn allocations and readiness, and a task with
     the drawn request (cores, GiB, GPUs)."""
-    nodes = [FakeNode(node(f"n{i}", 8, 16), allocated=Resources(b[0], b[1] * GIB, 0),
+    nodes = [NodeSnapshot(node(f"n{i}", 8, 16), allocated=Resources(b[0], b[1] * GIB, 0),
                       ready=ready[i]) for i, b in enumerate(bound)]
     one_task = dataclasses.replace(task("p", 0, 1), requests=Resources(
         request[0], request[1] * GIB, request[2]))

@@ -7,6 +7,7 @@ import dataclasses
 
 import pytest
 
+from dagpilot.core.snapshot import NodeSnapshot
 from dagpilot.core.status import Code
 from dagpilot.core.types import (
     Gpu,
@@ -22,10 +23,10 @@ from dagpilot.core.types import (
 )
 from dagpilot.decide.filters import DEFAULT_FILTERS, FILTERS, Filter
 from dagpilot.decide.node_arrays import NodeArrays
-from tests.schedulers.views import GIB, FakeNode, node, task
+from tests.schedulers.views import GIB, node, task
 
 
-def judge(flt: Filter, one_task: Task, one_node: FakeNode) -> tuple[Code, tuple[str, ...]]:
+def judge(flt: Filter, one_task: Task, one_node: NodeSnapshot) -> tuple[Code, tuple[str, ...]]:
     status = flt.check(one_task, one_node)
     mask = flt.mask(one_task, NodeArrays.from_states([one_node]))
     assert bool(mask[0]) == status.ok, "check and mask disagree"
@@ -50,7 +51,7 @@ BIG = node("big", 8, 32)
 def test_node_resources_fit(requests: Resources, allocated: Resources,
                             expected: tuple[Code, tuple[str, ...]]) -> None:
     one_task = dataclasses.replace(task("p", 0, 1), requests=requests)
-    assert judge(FILTERS["NodeResourcesFit"], one_task, FakeNode(BIG, allocated)) == expected
+    assert judge(FILTERS["NodeResourcesFit"], one_task, NodeSnapshot(BIG, allocated)) == expected
 
 
 GPU_NODE = NodeSpec("g", Resources(32, 64 * GIB, 4, "A100"),
@@ -70,7 +71,7 @@ GPU_NODE = NodeSpec("g", Resources(32, 64 * GIB, 4, "A100"),
 def test_gpu_model(requests: Resources, spec: NodeSpec,
                    expected: tuple[Code, tuple[str, ...]]) -> None:
     one_task = dataclasses.replace(task("p", 0, 1), requests=requests)
-    assert judge(FILTERS["GpuModel"], one_task, FakeNode(spec)) == expected
+    assert judge(FILTERS["GpuModel"], one_task, NodeSnapshot(spec)) == expected
 
 
 GPU_TAINT = Taint("nvidia.com/gpu", "present", TaintEffect.NO_SCHEDULE)
@@ -97,7 +98,7 @@ def test_taint_toleration(taints: tuple[Taint, ...], tolerations: tuple[Tolerati
                           expected: tuple[Code, tuple[str, ...]]) -> None:
     one_task = task("p", 1, 1, tolerations=tolerations)
     spec = dataclasses.replace(BIG, taints=taints)
-    assert judge(FILTERS["TaintToleration"], one_task, FakeNode(spec)) == expected
+    assert judge(FILTERS["TaintToleration"], one_task, NodeSnapshot(spec)) == expected
 
 
 ZONE_B = dataclasses.replace(BIG, labels=labels({"zone": "b", "disk": "ssd", "gen": "5"}))
@@ -123,7 +124,7 @@ def test_node_affinity(selector: dict[str, str], required: tuple[tuple[Requireme
                        expected: tuple[Code, tuple[str, ...]]) -> None:
     one_task = task("p", 1, 1, node_selector=labels(selector),
                     affinity=NodeAffinity(required=required))
-    assert judge(FILTERS["NodeAffinity"], one_task, FakeNode(ZONE_B)) == expected
+    assert judge(FILTERS["NodeAffinity"], one_task, NodeSnapshot(ZONE_B)) == expected
 
 
 CORDONED = Toleration("node.kubernetes.io/unschedulable", "Exists")
@@ -139,7 +140,7 @@ def test_node_unschedulable(unschedulable: bool, tolerations: tuple[Toleration, 
                             expected: tuple[Code, tuple[str, ...]]) -> None:
     one_task = task("p", 1, 1, tolerations=tolerations)
     spec = dataclasses.replace(BIG, unschedulable=unschedulable)
-    assert judge(FILTERS["NodeUnschedulable"], one_task, FakeNode(spec)) == expected
+    assert judge(FILTERS["NodeUnschedulable"], one_task, NodeSnapshot(spec)) == expected
 
 
 @pytest.mark.parametrize(("ready", "tolerations", "expected"), [
@@ -151,13 +152,13 @@ def test_node_unschedulable(unschedulable: bool, tolerations: tuple[Toleration, 
 def test_node_ready(ready: bool, tolerations: tuple[Toleration, ...],
                     expected: tuple[Code, tuple[str, ...]]) -> None:
     one_task = task("p", 1, 1, tolerations=tolerations)
-    assert judge(FILTERS["NodeReady"], one_task, FakeNode(BIG, ready=ready)) == expected
+    assert judge(FILTERS["NodeReady"], one_task, NodeSnapshot(BIG, ready=ready)) == expected
 
 
 def test_masks_cover_every_node_in_order() -> None:
-    nodes = [FakeNode(node("n0", 2)), FakeNode(node("n1", 8)),
-             FakeNode(node("n2", 8), allocated=Resources(7, 0)),
-             FakeNode(node("n3", 8), ready=False)]
+    nodes = [NodeSnapshot(node("n0", 2)), NodeSnapshot(node("n1", 8)),
+             NodeSnapshot(node("n2", 8), allocated=Resources(7, 0)),
+             NodeSnapshot(node("n3", 8), ready=False)]
     arrays = NodeArrays.from_states(nodes)
     one_task = task("p", 4, 1)
     fits = FILTERS["NodeResourcesFit"].mask(one_task, arrays)

@@ -3,35 +3,26 @@ arrays, and whether anything was freed."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-
 import numpy as np
 
+from dagpilot.core.snapshot import ClusterSnapshot
 from dagpilot.core.types import Resources
 from dagpilot.decide.node_arrays import NodeArrays
 from dagpilot.decide.node_log import NodeLog
-from tests.schedulers.views import GIB, FakeView, cluster_view, node, with_node
+from tests.schedulers.views import GIB, cluster_view, node, with_node
 
 
-@dataclass(frozen=True)
-class LoggedView(FakeView):
-    """A FakeView that also keeps a change log, as the simulator does."""
-
-    log: tuple[int, ...] = ()
-
-    def changed_nodes(self, since: int) -> tuple[int, Sequence[int] | None]:
-        if 0 <= since <= len(self.log):
-            return len(self.log), self.log[since:]
-        return len(self.log), None
-
-
-def arrays(view: FakeView) -> NodeArrays:
+def arrays(view: ClusterSnapshot) -> NodeArrays:
     return NodeArrays.from_view(view)
 
 
-def three_nodes() -> FakeView:
+def three_nodes() -> ClusterSnapshot:
     return cluster_view([node("a", 4), node("b", 8), node("c", 2)])
+
+
+def logged() -> ClusterSnapshot:
+    """Three nodes in a snapshot that keeps a change log, as the simulator does."""
+    return ClusterSnapshot.of(three_nodes().cluster, logged=True)
 
 
 def test_first_look_frees_and_restarts_every_cache() -> None:
@@ -69,15 +60,15 @@ def test_a_node_back_to_ready_frees() -> None:
 
 def test_view_change_log_gives_the_rows_without_comparing() -> None:
     log = NodeLog()
-    view = LoggedView(0.0, three_nodes().cluster, three_nodes().nodes)
+    view = logged()
     log.observe(arrays(view), view)
     position = log.end
-    bound = LoggedView(0.0, view.cluster,
-                       with_node(view, "a", allocated=Resources(1, GIB)).nodes, log=(0,))
+    bound = with_node(view, "a", allocated=Resources(1, GIB))
+    assert bound.changed_nodes(0) == (1, (0,))
     assert not log.observe(arrays(bound), bound)
     assert log.since(position) == [0]
     assert log.allocated[0] == (1.0, float(GIB), 0.0)
-    freed = LoggedView(0.0, view.cluster, view.nodes, log=(0, 0))
+    freed = with_node(bound, "a", allocated=Resources())
     assert log.observe(arrays(freed), freed)
 
 
@@ -85,10 +76,9 @@ def test_mixed_sources_stay_consistent() -> None:
     # A change seen through the view's log, then a view without one that is back at the old
     # arrays: the comparison must be against the rows as last taken in, not a stale snapshot.
     log = NodeLog()
-    view = LoggedView(0.0, three_nodes().cluster, three_nodes().nodes)
+    view = logged()
     log.observe(arrays(view), view)
-    bound = LoggedView(0.0, view.cluster,
-                       with_node(view, "a", allocated=Resources(1, GIB)).nodes, log=(0,))
+    bound = with_node(view, "a", allocated=Resources(1, GIB))
     log.observe(arrays(bound), bound)
     plain = three_nodes()
     assert log.observe(arrays(plain), plain)

@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 from dagpilot.core.config import PhysicsParameters
+from dagpilot.core.snapshot import NodeSnapshot
 from dagpilot.core.status import Code
 from dagpilot.core.types import Gpu, NodeSpec, Resources, Task
 from dagpilot.decide.node_arrays import NodeArrays
 from dagpilot.decide.pcie import PENALTY, PcieRootComplex
-from tests.schedulers.views import GIB, FakeNode, task
+from tests.schedulers.views import GIB, task
 
 ALL = tuple(range(8))
 
@@ -25,10 +26,10 @@ def gpu_node(name: str, models: tuple[str, str] = ("A100", "A100")) -> NodeSpec:
                     gpus=tuple(Gpu(i, models[i // 4], i // 4) for i in range(8)))
 
 
-def state(spec: NodeSpec, free: tuple[int, ...]) -> FakeNode:
+def state(spec: NodeSpec, free: tuple[int, ...]) -> NodeSnapshot:
     """The node with every GPU but `free` bound (allocated agrees with free_gpus)."""
     bound = spec.allocatable.gpus - len(free)
-    return FakeNode(spec, Resources(0, 0, bound, spec.allocatable.gpu_model), free)
+    return NodeSnapshot(spec, Resources(0, 0, bound, spec.allocatable.gpu_model), free)
 
 
 def wanting(gpus: int, model: str | None = "A100") -> Task:
@@ -76,7 +77,7 @@ def test_only_gpus_of_the_requested_model_count(free: tuple[int, ...], gpus: int
 
 def test_a_node_without_gpu_detail_counts_as_one_complex() -> None:
     plain = NodeSpec("t4", Resources(8, 16 * GIB, 4, "T4"))
-    half = FakeNode(plain, Resources(0, 0, 2, "T4"))
+    half = NodeSnapshot(plain, Resources(0, 0, 2, "T4"))
     rule = PcieRootComplex()
     assert rule.check(wanting(2, "T4"), half).ok
     assert rule.check(wanting(3, "T4"), half).reasons == (

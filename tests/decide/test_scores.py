@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dagpilot.core.snapshot import NodeSnapshot
 from dagpilot.core.types import NodeAffinity, Requirement, Resources, Taint, TaintEffect, labels
 from dagpilot.core.view import NodeSignals
 from dagpilot.decide.node_arrays import NodeArrays
@@ -18,15 +19,15 @@ from dagpilot.decide.scores.base import AllocationScore
 from dagpilot.decide.scores.normalize import default_normalize
 from dagpilot.decide.scores.target_load_packing import TargetLoadPacking
 from dagpilot.decide.scoring import Scoring
-from tests.schedulers.views import GIB, FakeNode, node, task
+from tests.schedulers.views import GIB, node, task
 
 # n1: 4 cpu 8 GiB with 1 cpu 2 GiB bound; n2: 8 cpu 16 GiB with 6 cpu 4 GiB bound, disk=ssd;
 # n3: 4 cpu 8 GiB, empty, zone=b, tainted spot:PreferNoSchedule.
 NODES = [
-    FakeNode(node("n1", 4, 8), allocated=Resources(1, 2 * GIB)),
-    FakeNode(dataclasses.replace(node("n2", 8, 16), labels=labels({"disk": "ssd"})),
+    NodeSnapshot(node("n1", 4, 8), allocated=Resources(1, 2 * GIB)),
+    NodeSnapshot(dataclasses.replace(node("n2", 8, 16), labels=labels({"disk": "ssd"})),
              allocated=Resources(6, 4 * GIB)),
-    FakeNode(dataclasses.replace(node("n3", 4, 8), labels=labels({"zone": "b"}),
+    NodeSnapshot(dataclasses.replace(node("n3", 4, 8), labels=labels({"zone": "b"}),
                                  taints=(Taint("spot", "", TaintEffect.PREFER_NO_SCHEDULE),))),
 ]
 POD = task("p", 1, 60, memory_gib=2, affinity=NodeAffinity(preferred=(
@@ -93,7 +94,7 @@ def test_default_normalize(raw_scores: list[float], reverse: bool, expected: lis
 
 
 def test_least_allocated_uses_default_requests_for_a_pod_without_any() -> None:
-    empty = FakeNode(node("e", 1, 1))
+    empty = NodeSnapshot(node("e", 1, 1))
     # 100m of 1000m -> 90; 200 MiB of 1 GiB -> (1024-200)*100/1024 = 80 (80.47); (90+80)/2 = 85
     nothing = dataclasses.replace(task("p", 0, 1), requests=Resources())
     assert score_one(SCORES["NodeResourcesLeastAllocated"], nothing, empty) == 85
@@ -101,8 +102,8 @@ def test_least_allocated_uses_default_requests_for_a_pod_without_any() -> None:
 
 
 def test_target_load_packing() -> None:
-    def loaded(name: str, used: float, since: float = 0.0) -> FakeNode:
-        return FakeNode(node(name, 10), signals=NodeSignals(0.0, cpu_used=used,
+    def loaded(name: str, used: float, since: float = 0.0) -> NodeSnapshot:
+        return NodeSnapshot(node(name, 10), signals=NodeSignals(0.0, cpu_used=used,
                                                             placed_since_sample=Resources(since)))
     nodes = [loaded("over-target", 2, since=1), loaded("idle", 0), loaded("full", 9.5),
              loaded("at-target", 2.5)]
@@ -131,7 +132,7 @@ def test_registry_names_match() -> None:
                                 st.integers(0, 12 * GIB)), min_size=1, max_size=6))
 def test_row_scorers_give_the_vector_scores(request: tuple[float, int],
                                             bound: list[tuple[float, int]]) -> None:
-    nodes = [FakeNode(node(f"n{i}", 8, 12), allocated=Resources(cpu, memory))
+    nodes = [NodeSnapshot(node(f"n{i}", 8, 12), allocated=Resources(cpu, memory))
              for i, (cpu, memory) in enumerate(bound)]
     one_task = dataclasses.replace(task("p", 0, 1), requests=Resources(*request))
     arrays = NodeArrays.from_states(nodes)
@@ -146,7 +147,8 @@ def test_row_scorers_give_the_vector_scores(request: tuple[float, int],
 
 def test_node_totals_are_the_totals_when_static_scores_are_flat() -> None:
     scoring = Scoring.named(DEFAULT_WEIGHTS)
-    plain = [FakeNode(node("a", 4, 8), allocated=Resources(1, 2 * GIB)), FakeNode(node("b", 8, 16))]
+    plain = [NodeSnapshot(node("a", 4, 8), allocated=Resources(1, 2 * GIB)),
+             NodeSnapshot(node("b", 8, 16))]
     arrays = NodeArrays.from_states(plain)
     separable = scoring.node_totals(task("p", 1, 60, memory_gib=2), arrays)
     assert separable is not None
@@ -160,7 +162,7 @@ def test_node_totals_are_the_totals_when_static_scores_are_flat() -> None:
 
 def test_node_totals_without_allocation_scores() -> None:
     scoring = Scoring.named([("TaintToleration", 3)])
-    arrays = NodeArrays.from_states([FakeNode(node("a", 4, 8)), FakeNode(node("b", 8, 16))])
+    arrays = NodeArrays.from_states([NodeSnapshot(node("a", 4, 8)), NodeSnapshot(node("b", 8, 16))])
     separable = scoring.node_totals(task("p", 1, 60), arrays)
     assert separable is not None
     assert separable[0].tolist() == [0.0, 0.0] and separable[1] == 300.0

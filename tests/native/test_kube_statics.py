@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from dagpilot.core.snapshot import NodeSnapshot
 from dagpilot.core.types import (
     Cluster,
     Gpu,
@@ -23,7 +24,7 @@ from dagpilot.decide.feasibility import Feasibility
 from dagpilot.decide.filters import DEFAULT_FILTERS, filters
 from dagpilot.decide.node_arrays import NodeArrays
 from dagpilot.native.kube_statics import kube_statics
-from tests.schedulers.views import GIB, FakeNode, job, node, task
+from tests.schedulers.views import GIB, job, node, task
 
 SOFT = Taint("soft", "", TaintEffect.PREFER_NO_SCHEDULE)
 GPU_TAINT = Taint("nvidia.com/gpu", "present")
@@ -76,7 +77,7 @@ def test_static_masks_are_the_static_filters_of_each_class() -> None:
     every = jobs() + gpu_jobs()
     klass, statics = kube_statics(every, CLUSTER)
     feasibility = Feasibility(filters(DEFAULT_FILTERS))
-    nodes = NodeArrays.from_states([FakeNode(spec) for spec in CLUSTER.nodes])
+    nodes = NodeArrays.from_states([NodeSnapshot(spec) for spec in CLUSTER.nodes])
     tasks = [t for j in every for t in j.tasks]
     for index, one in enumerate(tasks):
         constraint = statics["constraint"][klass[index]]

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from dagpilot.core.snapshot import NodeSnapshot
 from dagpilot.core.types import Resources
 from dagpilot.decide.node_arrays import NodeArrays
-from tests.schedulers.views import FakeNode, node
+from tests.schedulers.views import node
 
 
 def arrays(cpu_a: float, cpu_b: float, ready_b: bool = True) -> NodeArrays:
-    return NodeArrays.from_states([FakeNode(node("a", 4), Resources(cpu_a, 0)),
-                                   FakeNode(node("b", 4), Resources(cpu_b, 0), ready=ready_b)])
+    return NodeArrays.from_states([NodeSnapshot(node("a", 4), Resources(cpu_a, 0)),
+                                   NodeSnapshot(node("b", 4), Resources(cpu_b, 0), ready=ready_b)])
 
 
 def test_freed_only_when_some_node_gains_room() -> None:

@@ -1,7 +1,7 @@
-"""Plain-data stand-ins for the simulator in scheduler tests.
+"""Plain-data views for scheduler tests, on the reference view `core.snapshot`.
 
-`FakeView` is an immutable ClusterView built from plain data; `apply` returns the view after a
-placement (and refuses one that does not fit); `TinyRun` is a minimal event loop (no start-up
+`cluster_view` builds a ClusterSnapshot; `apply` returns the view after a placement (and
+refuses one that does not fit); `TinyRun` is a minimal event loop (no start-up
 delay, no physics: a pod runs runtime / cpu_speed seconds from its binding, children are
 created the instant their last parent ends) that records every placement, so a test can compare
 a scheduler's whole placement sequence with one worked out by hand.
@@ -9,16 +9,16 @@ a scheduler's whole placement sequence with one worked out by hand.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from dagpilot.core.job_draft import JobDraft, build
 from dagpilot.core.scheduler import Placement, Scheduler
+from dagpilot.core.snapshot import ClusterSnapshot
 from dagpilot.core.types import Cluster, Job, NodeSpec, Resources, Task
-from dagpilot.core.view import NodeSignals, PodRef, signal_columns
+from dagpilot.core.view import NodeSignals, PodRef
 
 GIB = 2**30
 
@@ -40,58 +40,9 @@ def job(job_id: str, tasks: Sequence[Task], arrival_s: float = 0.0, priority: in
     return build(draft)
 
 
-@dataclass(frozen=True)
-class FakeNode:
-    spec: NodeSpec
-    allocated: Resources = field(default_factory=Resources)
-    free_gpus: tuple[int, ...] = ()
-    ready: bool = True
-    pods: int = 0
-    signals: NodeSignals = field(default_factory=NodeSignals)
-
-
-@dataclass(frozen=True)
-class FakeView:
-    now_s: float
-    cluster: Cluster
-    nodes: tuple[FakeNode, ...]
-    pending: tuple[PodRef, ...] = ()
-    finished: tuple[tuple[str, frozenset[str]], ...] = ()
-
-    def job_nodes(self, job_id: str) -> Sequence[str]:
-        del job_id
-        return ()
-
-    def rtt_ms(self, node_a: str, node_b: str) -> float:
-        return 0.0 if node_a == node_b else 0.5
-
-    def finished_tasks(self, job_id: str) -> frozenset[str]:
-        return dict(self.finished).get(job_id, frozenset())
-
-    def resource_arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        def row(amounts: Resources) -> list[float]:
-            return [amounts.cpu, float(amounts.memory), float(amounts.gpus)]
-        allocatable = np.array([row(n.spec.allocatable) for n in self.nodes]).reshape(-1, 3)
-        allocated = np.array([row(n.allocated) for n in self.nodes]).reshape(-1, 3)
-        return allocatable, allocated
-
-    def ready_mask(self) -> np.ndarray:
-        return np.array([n.ready for n in self.nodes], dtype=np.bool_)
-
-    def signal_arrays(self) -> np.ndarray:
-        columns = signal_columns([n.signals for n in self.nodes])
-        columns.flags.writeable = False
-        return columns
-
-    def changed_nodes(self, since: int) -> tuple[int, Sequence[int] | None]:
-        del since
-        return 0, None  # no change log: schedulers compare the arrays
-
-
 def cluster_view(nodes: Sequence[NodeSpec], pending: Sequence[PodRef] = (),
-                 now_s: float = 0.0) -> FakeView:
-    cluster = Cluster("test", tuple(nodes))
-    return FakeView(now_s, cluster, tuple(FakeNode(spec) for spec in nodes), tuple(pending))
+                 now_s: float = 0.0) -> ClusterSnapshot:
+    return ClusterSnapshot.of(Cluster("test", tuple(nodes)), pending, now_s)
 
 
 def pods_of(one_job: Job, task_ids: Sequence[str], first_uid: int = 0,
@@ -101,28 +52,17 @@ def pods_of(one_job: Job, task_ids: Sequence[str], first_uid: int = 0,
             for i, t in enumerate(task_ids)]
 
 
-def with_node(view: FakeView, name: str, **changes: object) -> FakeView:
-    nodes = tuple(dataclasses.replace(n, **changes) if n.spec.name == name else n  # type: ignore[arg-type]
-                  for n in view.nodes)
-    return dataclasses.replace(view, nodes=nodes)
+def with_node(view: ClusterSnapshot, name: str, **changes: object) -> ClusterSnapshot:
+    return view.with_node(name, **changes)
 
 
-def apply(view: FakeView, placement: Placement) -> FakeView:
-    """The view after binding; AssertionError when the pod is not pending or does not fit."""
-    pod = placement.pod
-    assert pod in view.pending, f"{pod.name} is not pending"
-    target = next(n for n in view.nodes if n.spec.name == placement.node)
-    assert target.ready, f"{placement.node} is not ready"
-    free = target.spec.allocatable - target.allocated
-    assert pod.requests.fits_in(free), f"{pod.name} does not fit on {placement.node}"
-    signals = dataclasses.replace(
-        target.signals, placed_since_sample=target.signals.placed_since_sample + pod.requests)
-    view = with_node(view, placement.node, allocated=target.allocated + pod.requests,
-                     pods=target.pods + 1, signals=signals)
-    return dataclasses.replace(view, pending=tuple(p for p in view.pending if p is not pod))
+def apply(view: ClusterSnapshot, placement: Placement) -> ClusterSnapshot:
+    """The view after binding; ValueError when the pod is not pending or does not fit."""
+    return view.bound(placement)
 
 
-def drain(scheduler: Scheduler, view: FakeView) -> tuple[FakeView, list[tuple[str, str]]]:
+def drain(scheduler: Scheduler,
+          view: ClusterSnapshot) -> tuple[ClusterSnapshot, list[tuple[str, str]]]:
     """Calls decide until None, applying each placement: (final view, [(pod, node)])."""
     placed = []
     while (placement := scheduler.decide(view)) is not None:
@@ -156,28 +96,23 @@ class TinyRun:
         pods = [PodRef(self._uid + i, one_job, one_task, i, self.view.now_s)
                 for i in range(one_task.instances)]
         self._uid += len(pods)
-        self.view = dataclasses.replace(self.view, pending=self.view.pending + tuple(pods))
+        self.view = self.view.created(pods)
 
     def _sample(self) -> None:
         """Fresh metrics at every decision point: busy cores = bound cores."""
-        nodes = tuple(dataclasses.replace(
-            n, signals=NodeSignals(self.view.now_s, cpu_used=n.allocated.cpu))
-            for n in self.view.nodes)
-        self.view = dataclasses.replace(self.view, nodes=nodes)
+        self.view = self.view.with_signals([NodeSignals(self.view.now_s, cpu_used=n.allocated.cpu)
+                                            for n in self.view.nodes])
 
     def _finish(self, done: _Running) -> None:
         self._running.remove(done)
-        target = next(n for n in self.view.nodes if n.spec.name == done.node)
-        self.view = with_node(self.view, done.node, allocated=target.allocated - done.pod.requests,
-                              pods=target.pods - 1)
+        self.view = self.view.released(done.pod)
         pod_job, pod_task = done.pod.job, done.pod.task
         siblings = [r for r in self._running if r.pod.job is pod_job and r.pod.task is pod_task]
         if siblings or any(p.task is pod_task and p.job is pod_job for p in self.view.pending):
             return
         finished = self._done[pod_job.id]
         finished.add(pod_task.id)
-        self.view = dataclasses.replace(self.view, finished=tuple(
-            (job_id, frozenset(ids)) for job_id, ids in self._done.items()))
+        self.view = self.view.finished_task(pod_job.id, pod_task.id)
         for child_id in pod_task.children:
             child = pod_job.task(child_id)
             if all(parent in finished for parent in child.parents):
@@ -190,7 +125,7 @@ class TinyRun:
             if not times or min(times) > until_s:
                 break
             now = min(times)
-            self.view = dataclasses.replace(self.view, now_s=now)
+            self.view = self.view.at(now)
             for ended in [r for r in self._running if r.end_s == now]:
                 self._finish(ended)
             while arrivals and arrivals[0].arrival_s == now:

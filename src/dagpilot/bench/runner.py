@@ -75,6 +75,9 @@ def _dagpilot() -> Scheduler:
     try:
         # torch is an optional extra and slow to import: only a run of dagpilot pays for it
         from dagpilot.agent import load_scheduler  # noqa: PLC0415
+        from dagpilot.policy.process import settle_scheduler_process  # noqa: PLC0415
     except ImportError as error:
         raise SpecError("dagpilot", f"the DRL scheduler needs torch: {error}") from error
-    return load_scheduler()
+    scheduler = load_scheduler()
+    settle_scheduler_process()  # a benchmark worker runs it for many decisions
+    return scheduler

@@ -4,6 +4,47 @@ The simulator and the live collectors both produce it, so a scheduler cannot tel
 It holds what a real scheduler can know: node specs, requests bound to each node, free GPUs,
 readiness, the last *sampled* metrics (stale by up to one scrape interval), pending pods in
 creation order, and where each job's pods run. Never the hidden truth of what comes next.
+
+The contract (what every view keeps, what the caches of `decide`, `state` and the schedulers
+rely on; `tests/core/view_conformance.py` checks it, one suite for every view):
+
+- Spec and state. A node's *spec* (`NodeSpec`: allocatable, labels, taints, cordon, GPUs,
+  topology) changes only with the cluster's inventory; its *state* (`NodeState`: allocation,
+  free GPUs, readiness, pod count, signals) with every bind, release, heartbeat and scrape.
+- `cluster` is the same object as long as no node spec changes, and a new `Cluster` (with a new
+  `nodes` tuple) as soon as any does: a cordon or uncordon, a taint, a label, a capacity change,
+  a node added or removed. Readiness, allocation and signals are state: they never make a new
+  `Cluster`. Consumers key what they derive from specs (static filter masks, capacities, the
+  encoder's node statics) on `view.cluster.nodes` being the same object, so a view that hands out
+  a new one for an unchanged inventory is slow, and one that keeps the old one for a changed
+  inventory is wrong.
+- `nodes[i]` is the node `cluster.nodes[i]` (equal spec, same order, same count); every array
+  below has one row or column per node in that order.
+- `changed_nodes(since)` returns `(token, changed)`. A token is an int >= 0 that names the view
+  as it is at the call; -1 is never one. `changed` lists (maybe repeated, maybe with extra
+  nodes, never missing one) the indices of the nodes whose allocation or readiness changed
+  after the view of token `since`; it is empty when nothing did. It is None when the view
+  cannot tell, and a reader then treats every node as changed: a view without a change log, a
+  token this view never gave (-1 included) or one too old to replay, and any token given
+  before `cluster` changed (indices are positions in `cluster.nodes`, which may now name other
+  nodes). Signals are not listed: a scrape changes `signal_arrays()` instead. A token means
+  something only to the view that gave it (the same object, or for a view rebuilt on every
+  change, the views derived from it): readers that may be handed several views start afresh
+  when the view or its `cluster` is another object.
+- Arrays are read-only (`flags.writeable` is False) and never written by their reader.
+  `resource_arrays()`'s allocatable and every `signal_arrays()` result are never written by the
+  view either once handed out: the same object means the same values, and readers skip
+  comparing them then. `signal_arrays()` returns a new object whenever any node's signals
+  changed, and should return the same one while none did. `resource_arrays()`'s allocated and
+  `ready_mask()` may be the view's live buffers, updated in place by the next change: the same
+  object says nothing about their values, and a reader copies what it keeps past a change.
+- `pending` is oldest first (creation order) and holds no bound pod; binding a pod removes it
+  and keeps the order of the others. `job_nodes` lists each node where one of the job's pods is
+  bound, once; `finished_tasks` of an unknown job is empty; `rtt_ms` is finite, >= 0 and
+  symmetric. `now_s` never goes back.
+
+`core.snapshot` is the reference implementation: an immutable view with an optional change
+log, which tests build by hand.
 """
 
 from __future__ import annotations
@@ -112,7 +153,9 @@ class ClusterView(Protocol):
     def now_s(self) -> float: ...
 
     @property
-    def cluster(self) -> Cluster: ...
+    def cluster(self) -> Cluster:
+        """The node specs; a new object whenever any spec changes, the same one otherwise."""
+        ...
 
     @property
     def nodes(self) -> Sequence[NodeState]:
@@ -139,28 +182,29 @@ class ClusterView(Protocol):
     def resource_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """(allocatable, allocated): float64 arrays of shape (nodes, 3) holding cpu, memory and
         GPUs, in node order, so that filters and scores can work on all nodes at once.
-        Read-only for the caller; valid until the next placement."""
+        Read-only; allocatable is never written, allocated is valid until the next change."""
         ...
 
     def ready_mask(self) -> np.ndarray:
         """Bool array of shape (nodes,): whether each node is Ready, in node order (what
-        `nodes[i].ready` says, without a pass over the nodes). Read-only for the caller; valid
-        until the next placement."""
+        `nodes[i].ready` says, without a pass over the nodes). Read-only; valid until the
+        next change."""
         ...
 
     def signal_arrays(self) -> np.ndarray:
         """(len(SIGNAL_COLUMNS), nodes) float64: what each node's `signals` says, one row per
         signal, one column per node in node order (`signal_columns` of the nodes' signals), so
-        that feature encoders need no pass over the nodes. Read-only for the caller; valid
-        until the next placement or scrape. A view that can should hand out the same array
-        object while no node's signals changed: readers then skip comparing them."""
+        that feature encoders need no pass over the nodes. Read-only and never written once
+        handed out: a new object when any node's signals changed; a view that can should hand
+        out the same one while none did (readers then skip comparing them)."""
         ...
 
     def changed_nodes(self, since: int) -> tuple[int, Sequence[int] | None]:
         """(a token for the view as it is now, the indices of the nodes whose allocation or
         readiness changed after the view of token `since`, maybe repeated). The indices are
         None when the view cannot tell (a view without a change log, an unknown or too old
-        token): treat every node as changed then. Lets a scheduler keep per-node caches without
-        comparing whole arrays every decision, the way kube-scheduler's cache follows informer
-        events."""
+        token, a token from before `cluster` changed): treat every node as changed then. Lets
+        a scheduler keep per-node caches without comparing whole arrays every decision, the
+        way kube-scheduler's cache follows informer events. The module docstring has the
+        token rules."""
         ...

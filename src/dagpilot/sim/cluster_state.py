@@ -61,6 +61,8 @@ class ClusterState:
         self._allocated = np.zeros_like(self._allocatable)
         self._allocatable.setflags(write=False)
         self._allocated_rows = list(self._allocated)  # row views: cheaper item writes
+        self._allocated_view = self._allocated.view()  # what readers get: read-only
+        self._allocated_view.setflags(write=False)
         self._ready = np.ones(len(self._nodes), dtype=bool)
         self._ready_view = self._ready.view()
         self._ready_view.setflags(write=False)
@@ -139,7 +141,7 @@ class ClusterState:
         return view
 
     def resource_arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        return self._allocatable, self._allocated
+        return self._allocatable, self._allocated_view
 
     def ready_mask(self) -> np.ndarray:
         return self._ready_view

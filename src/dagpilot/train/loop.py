@@ -39,6 +39,7 @@ from dagpilot.agent import Agent
 from dagpilot.core.config import SimSettings
 from dagpilot.core.types import Cluster, Job
 from dagpilot.policy import PolicyInput, PolicyNet
+from dagpilot.policy.process import set_torch_threads
 from dagpilot.schedulers import build
 from dagpilot.state import Normaliser
 from dagpilot.train.bc import BehaviourCloning, Demonstrations, choose_teacher, demonstrate
@@ -103,7 +104,7 @@ def train(config: TrainConfig, data: TrainData, out_dir: Path, *,
     """Train a policy from scratch; see the module docstring for the phases. `backend` builds
     the rollout backend from the cluster and the simulator settings (physics applied);
     `command` is recorded in the model's metadata."""
-    torch.set_num_threads(config.torch_threads)
+    set_torch_threads(config.torch_threads)
     run = _Run(config, data, out_dir, sim=sim or SimSettings(), capacity=capacity,
                progress=progress, command=command)
     rollouts = backend(data.cluster, run.sim)

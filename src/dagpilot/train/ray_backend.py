@@ -18,11 +18,10 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import torch
-
 from dagpilot.core.config import SimSettings
 from dagpilot.core.errors import DagpilotError
 from dagpilot.core.types import Cluster
+from dagpilot.policy.process import set_torch_threads
 from dagpilot.train.rollout import Episode, LocalRollouts, Progress
 from dagpilot.train.scenarios import EpisodeTask
 from dagpilot.train.snapshot import PolicySnapshot
@@ -47,7 +46,7 @@ class RolloutWorker:
     """What each Ray actor runs: the local backend, one episode per call."""
 
     def __init__(self, cluster: Cluster, settings: SimSettings, torch_threads: int) -> None:
-        torch.set_num_threads(torch_threads)  # this actor's process: one CPU each
+        set_torch_threads(torch_threads)  # this actor's process: one CPU each
         self.local = LocalRollouts(cluster, settings)
 
     def run(self, snapshot: PolicySnapshot, task: EpisodeTask) -> Episode:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from dagpilot.core.snapshot import ClusterSnapshot
 from dagpilot.core.types import Cluster, Job
 from dagpilot.core.view import PodRef
+from dagpilot.decide.candidates import select_candidates
 from dagpilot.decide.feasibility import Feasibility
 from dagpilot.decide.filters import filters
 from dagpilot.decide.node_arrays import NodeArrays
-from dagpilot.policy import select_candidates
-from tests.schedulers.views import FakeNode, FakeView, job, node, task
+from tests.schedulers.views import job, node, task
 
 CLUSTER = Cluster("two", (node("small", 2), node("big", 8, unschedulable=False)))
 LONG = job("long", [task("a", 1, 100), task("b", 1, 1000, parents=["a"])])
@@ -24,8 +25,8 @@ def pods(*specs: tuple[Job, str, int, float]) -> tuple[PodRef, ...]:
                  for uid, (owner, task_id, instance, created) in enumerate(specs))
 
 
-def view(pending: tuple[PodRef, ...]) -> FakeView:
-    return FakeView(0.0, CLUSTER, tuple(FakeNode(spec) for spec in CLUSTER.nodes), pending)
+def view(pending: tuple[PodRef, ...]) -> ClusterSnapshot:
+    return ClusterSnapshot.of(CLUSTER, pending)
 
 
 def choose(pending: tuple[PodRef, ...], limit: int, include: PodRef | None = None) -> list[str]:
