@@ -1,0 +1,159 @@
+"""The parent's side of a worker: start it, hand it cases, enforce the time limit, restart it.
+
+A worker that does not answer within the time limit is killed (a hang); one that dies is a
+signal (or, when its log says an allocation failed, the memory cap). Either way the next case
+starts a fresh worker, which imports the target again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import signal
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from typing import Any
+
+from fuzz import worker
+
+START_TIMEOUT_S = 120.0
+_MEMORY_WORDS = ("memory allocation of", "MemoryError", "Cannot allocate memory",
+                 "std::bad_alloc", "out of memory")
+
+Signature = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout_s: float = 10.0
+    memory_cap_bytes: int = 1 << 30
+
+
+@dataclass(frozen=True)
+class Result:
+    """What one case did. kind: accepted, clean, exception, memory, hang, signal."""
+
+    kind: str
+    error_type: str = ""
+    where: str = ""
+    line: str = ""
+    message: str = ""
+    flags: tuple[str, ...] = field(default=())
+    logged: bool = False
+
+    @property
+    def failed(self) -> bool:
+        return self.kind not in ("accepted", "clean")
+
+    @property
+    def signature(self) -> Signature:
+        """Two failures with one signature are one defect (kept once, minimised once)."""
+        return (self.kind, self.error_type, self.where)
+
+    def as_json(self) -> dict[str, Any]:
+        shown = {"kind": self.kind, "type": self.error_type, "where": self.where,
+                 "line": self.line, "message": self.message}
+        return {**shown, "logged": True} if self.logged else shown
+
+
+class HarnessError(RuntimeError):
+    """The worker could not start: a broken target, not a finding."""
+
+
+class Worker:
+    """One persistent worker for one parser; `run` restarts it as needed."""
+
+    def __init__(self, parser_ref: str, scratch: Path, limits: Limits) -> None:
+        self.parser_ref = parser_ref
+        self.scratch = scratch
+        self.limits = limits
+        self.starts = 0
+        self._process: BaseProcess | None = None
+        self._connection: Connection | None = None
+
+    def __enter__(self) -> Worker:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def run(self, path: Path, timeout_s: float | None = None) -> Result:
+        connection = self._ready()
+        connection.send(str(path))
+        limit = timeout_s or self.limits.timeout_s
+        if not connection.poll(limit):
+            self._stop()
+            return Result("hang", message=f"no answer within {limit:g} s")
+        try:
+            reply = connection.recv()
+        except (EOFError, ConnectionError):
+            return self._died()
+        if reply["outcome"] == "memory":
+            self._stop()  # it exits after a memory outcome: wait for that, start afresh next time
+        return Result(reply["outcome"], reply.get("type", ""), reply.get("where", ""),
+                      reply.get("line", ""), reply.get("message", ""), tuple(reply["flags"]),
+                      reply.get("logged", False))
+
+    def close(self) -> None:
+        if self._connection is not None and self._process is not None:
+            with contextlib.suppress(OSError):  # a worker that is gone needs no goodbye
+                self._connection.send(None)
+            self._process.join(5)
+        self._stop()
+
+    def _ready(self) -> Connection:
+        if self._process is not None and self._process.is_alive() and self._connection:
+            return self._connection
+        self._stop()
+        context = multiprocessing.get_context("spawn")
+        mine, theirs = context.Pipe()
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        process = context.Process(target=worker.serve, daemon=True, args=(
+            theirs, self.parser_ref, str(self.scratch), self.limits.memory_cap_bytes))
+        process.start()
+        theirs.close()
+        self._process, self._connection = process, mine
+        self.starts += 1
+        if not mine.poll(START_TIMEOUT_S) or _received(mine) != "ready":
+            tail = self._log_tail()
+            self._stop()
+            raise HarnessError(f"worker for {self.parser_ref} did not start: {tail}")
+        return mine
+
+    def _died(self) -> Result:
+        assert self._process is not None
+        self._process.join(5)
+        code = self._process.exitcode
+        tail = self._log_tail()
+        self._stop()
+        if any(word in tail for word in _MEMORY_WORDS):
+            return Result("memory", "died", message=tail)
+        if code is not None and code < 0:
+            name = signal.Signals(-code).name
+            return Result("signal", name, message=tail)
+        return Result("signal", f"exit {code}", message=tail)
+
+    def _stop(self) -> None:
+        if self._process is not None:
+            if self._process.is_alive():
+                self._process.kill()
+            self._process.join(5)
+        if self._connection is not None:
+            self._connection.close()
+        self._process, self._connection = None, None
+
+    def _log_tail(self) -> str:
+        try:
+            text = (self.scratch / "worker.log").read_bytes()[-600:]
+        except OSError:
+            return ""
+        return text.decode("utf-8", "replace").replace(str(self.scratch), "<scratch>").strip()
+
+
+def _received(connection: Connection) -> Any:
+    try:
+        return connection.recv()
+    except (EOFError, ConnectionError):
+        return None
