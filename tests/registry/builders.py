@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import json
+import struct
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from dagpilot.registry.atomic import swap_symlink
 from dagpilot.registry.checksums import sha256_file, write_sums
 
 SCHEMA = 3
@@ -47,3 +51,75 @@ def flip_byte(path: Path, offset: int = 100) -> None:
 
 def truncate(path: Path, keep: int) -> None:
     path.write_bytes(path.read_bytes()[:keep])
+
+
+def nested_json(depth: int) -> str:
+    """A JSON object whose one value nests arrays until DEPTH levels in all."""
+    return '{"mean": ' + "[" * (depth - 1) + "]" * (depth - 1) + "}"
+
+
+def npz_bytes(*, compressed: bool = False) -> bytes:
+    stream = io.BytesIO()
+    save = np.savez_compressed if compressed else np.savez
+    save(stream, mean=np.arange(40.0), std=np.ones(40))
+    return stream.getvalue()
+
+
+def npz_with_method(method: int) -> bytes:
+    """An npz whose members claim compression METHOD, in local and central headers alike."""
+    data = bytearray(npz_bytes())
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as archive:
+        offsets = [info.header_offset for info in archive.infolist()]
+    for offset in offsets:
+        struct.pack_into("<H", data, offset + 8, method)  # local header: method at +8
+    start = 0
+    while (start := data.find(b"PK\x01\x02", start)) >= 0:  # central entries: method at +10
+        struct.pack_into("<H", data, start + 10, method)
+        start += 4
+    return bytes(data)
+
+
+def npz_with_corrupt_deflate() -> bytes:
+    """A deflated npz whose first member's stream opens with an invalid block type."""
+    data = bytearray(npz_bytes(compressed=True))
+    name_length, extra_length = struct.unpack_from("<HH", data, 26)
+    data[30 + name_length + extra_length] = 0xFF  # BFINAL=1, BTYPE=11: reserved, invalid
+    return bytes(data)
+
+
+def install(root: Path, version: str, name: str, data: bytes) -> Path:
+    """Put DATA in as VERSION's file NAME (a normaliser replaces the other form) with a
+    matching SHA256SUMS line: what an attacker who can write the registry would do."""
+    folder = root / version
+    if name.startswith("normaliser."):
+        for old in folder.glob("normaliser.*"):
+            old.unlink()
+    (folder / name).write_bytes(data)
+    restamp(root)
+    return folder / name
+
+
+def point_current(root: Path, version: str) -> None:
+    """Move `current` without rollback's checks: a hand edit, or another tool."""
+    swap_symlink(root / "current", version)
+
+
+def npz_with_bad_crc() -> bytes:
+    """A stored npz with one byte of the first array changed: its CRC-32 no longer matches."""
+    data = bytearray(npz_bytes())
+    name_length, extra_length = struct.unpack_from("<HH", data, 26)
+    data[30 + name_length + extra_length + 130] ^= 0xFF  # past the 128-byte npy header
+    return bytes(data)
+
+
+def deflated_weights() -> bytes:
+    """A torch.save archive rewritten with deflated members (torch.save stores them as they
+    are): a member could then inflate far beyond the file's size."""
+    saved = io.BytesIO()
+    torch.save({"layer.weight": torch.zeros(64, 8)}, saved)
+    packed = io.BytesIO()
+    with zipfile.ZipFile(saved) as source, zipfile.ZipFile(packed, "w",
+                                                           zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            target.writestr(info.filename, source.read(info))
+    return packed.getvalue()

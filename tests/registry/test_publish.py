@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import importlib
 import json
 import os
 import zipfile
@@ -20,6 +22,9 @@ from dagpilot.registry import (
 )
 from dagpilot.registry.checksums import read_sums, sha256_file
 from tests.registry.builders import SCHEMA, model_folder
+
+# the module, not the function the package exports under the same name
+publish_module = importlib.import_module("dagpilot.registry.publish")
 
 
 def test_publish_writes_the_layout_and_makes_the_version_current(tmp_path: Path) -> None:
@@ -154,17 +159,62 @@ def test_publishing_into_a_registry_without_sha256sums_is_refused(root: Path,
     assert not (root / "v3").exists()
 
 
-def test_a_version_that_fails_its_load_is_undone(root: Path, tmp_path: Path) -> None:
-    """A zip archive that is not a torch archive passes the quick checks but not the load."""
+def test_weights_torch_refuses_are_refused_before_anything_is_written(root: Path,
+                                                                     tmp_path: Path) -> None:
+    """A zip archive that is not a torch archive passes the quick checks but not the load,
+    which publish makes on the source, before it writes."""
     source = model_folder(tmp_path / "src3", 3)
     with zipfile.ZipFile(source / "weights.pt", "w") as archive:
         archive.writestr("notes.txt", "x" * 2000)
     sums_before = (root / "SHA256SUMS").read_bytes()
-    with pytest.raises(IntegrityError, match=r"torch\.load\(weights_only=True\) refused it"):
+    with pytest.raises(IntegrityError, match=r"torch\.load\(weights_only=True\) refused it") \
+            as caught:
         publish(root, "v3", source)
+    assert caught.value.file == str(source / "weights.pt")
     assert not (root / "v3").exists()
     assert (root / "SHA256SUMS").read_bytes() == sums_before
     assert read_current(root) == "v2"
+    assert verify(root) == []
+
+
+def registry_state(root: Path) -> tuple[list[str], bytes, str | None]:
+    return sorted(path.name for path in root.iterdir()), (root / "SHA256SUMS").read_bytes(), \
+        read_current(root)
+
+
+def test_a_version_whose_stored_copy_fails_its_load_is_undone(
+        root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The load of the written copy (step 4) can still refuse it: a disk that returns other
+    bytes than were written. Everything is taken back."""
+    before = registry_state(root)
+
+    def refuses(root: Path, version: str, schema: int) -> None:
+        raise IntegrityError(str(root / version / "weights.pt"), "read back differently")
+
+    monkeypatch.setattr(publish_module, "load_version", refuses)
+    with pytest.raises(IntegrityError, match=r"read back differently"):
+        publish(root, "v3", model_folder(tmp_path / "src3", 3))
+    assert registry_state(root) == before
+
+
+def test_a_failed_activation_is_undone(root: Path, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The swap of `current` (step 5) fails after the link moved: the old link comes back."""
+    before = registry_state(root)
+    real_swap = publish_module.swap_symlink
+    calls: list[str] = []
+
+    def swap_then_fail(link: Path, target: str) -> None:
+        calls.append(target)
+        real_swap(link, target)
+        if len(calls) == 1:
+            raise OSError(errno.EIO, "Input/output error", str(link.parent))
+
+    monkeypatch.setattr(publish_module, "swap_symlink", swap_then_fail)
+    with pytest.raises(RegistryError, match=r"models: cannot publish: Input/output error"):
+        publish(root, "v3", model_folder(tmp_path / "src3", 3))
+    assert calls == ["v3", "v2"]
+    assert registry_state(root) == before
     assert verify(root) == []
 
 
@@ -178,13 +228,13 @@ def test_scratch_left_by_an_interrupted_publish_is_cleared(root: Path, tmp_path:
         "SHA256SUMS", "current", "v1", "v2", "v3"]
 
 
-def test_a_failed_first_publish_leaves_an_empty_folder(tmp_path: Path) -> None:
+def test_a_failed_first_publish_creates_no_registry(tmp_path: Path) -> None:
     source = model_folder(tmp_path / "src", 1)
     with zipfile.ZipFile(source / "weights.pt", "w") as archive:
         archive.writestr("notes.txt", "x" * 2000)
     with pytest.raises(IntegrityError):
         publish(tmp_path / "models", "v1", source)
-    assert list((tmp_path / "models").iterdir()) == []
+    assert not (tmp_path / "models").exists()  # the source was refused before any write
 
 
 def test_a_root_that_is_a_file_is_refused(tmp_path: Path) -> None:

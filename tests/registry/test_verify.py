@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import hashlib
+import importlib
 import os
+import sys
 from pathlib import Path
 
+import pytest
+
 from dagpilot.registry import Problem, verify
-from tests.registry.builders import flip_byte, restamp, truncate
+from dagpilot.registry.checksums import read_sums
+from tests.registry.builders import (
+    flip_byte,
+    install,
+    npz_with_corrupt_deflate,
+    restamp,
+    truncate,
+)
 
 
 def problems(root: Path) -> list[tuple[str, str]]:
@@ -90,3 +102,49 @@ def test_the_current_link_must_point_at_a_listed_version(root: Path) -> None:
 def test_a_missing_root_is_a_problem(tmp_path: Path) -> None:
     assert verify(tmp_path / "nowhere") == [
         Problem(str(tmp_path / "nowhere"), "not a folder: no registry here")]
+
+
+def test_each_file_is_read_once_and_those_bytes_are_decoded(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hashing a file and then reading it again to parse would let a swap in between pass
+    (issue 14, defect 13): the decoder must get the very bytes that were hashed."""
+    verify_module = importlib.import_module("dagpilot.registry.verify")
+    real_read, real_decode = verify_module.read_checked, verify_module.decode_file
+    read: dict[str, list[bytes]] = {}
+    decoded: dict[str, bytes] = {}
+
+    def reading(folder: int, file: str, name: str, digest: str) -> bytes:
+        data = real_read(folder, file, name, digest)
+        read.setdefault(file, []).append(data)
+        return data
+
+    def decoding(file: str, name: str, data: bytes) -> object:
+        decoded[file] = data
+        return real_decode(file, name, data)
+
+    monkeypatch.setattr(verify_module, "read_checked", reading)
+    monkeypatch.setattr(verify_module, "decode_file", decoding)
+    assert verify(root) == []
+    listed = {str(root / path): digest for path, digest in read_sums(root / "SHA256SUMS").items()}
+    assert sorted(read) == sorted(decoded) == sorted(listed)
+    for file, [data] in read.items():  # one read each
+        assert decoded[file] is data and hashlib.sha256(data).hexdigest() == listed[file]
+
+
+def test_verify_decodes_the_npz_that_serving_loads(root: Path) -> None:
+    """It said OK for a corrupt deflate stream that serving could not load."""
+    install(root, "v2", "normaliser.npz", npz_with_corrupt_deflate())
+    [problem] = verify(root)
+    assert problem == Problem(str(root / "v2" / "normaliser.npz"), "not a readable npz "
+                              "archive: Error -3 while decompressing data: invalid block type")
+
+
+def test_without_torch_weights_cannot_be_vouched_for(root: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Serving loads weights with torch; verify without torch cannot say they would load."""
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch now raises ImportError
+    found = verify(root)
+    assert [Path(problem.file).relative_to(root).as_posix() for problem in found] == [
+        "v1/weights.pt", "v2/weights.pt"]
+    assert all(problem.cannot_check and "torch is not installed" in problem.message
+               for problem in found)

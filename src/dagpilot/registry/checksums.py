@@ -14,6 +14,8 @@ from pathlib import Path
 
 from dagpilot.core.errors import IntegrityError
 from dagpilot.registry.atomic import replace_file
+from dagpilot.registry.limits import MAX_SUMS_BYTES
+from dagpilot.registry.reading import Missing, read_plain
 
 CHUNK_BYTES = 1 << 20
 _LINE = re.compile(r"(?P<digest>[0-9a-fA-F]{64}) [ *](?P<path>\S(?:.*\S)?)")
@@ -50,13 +52,16 @@ def parse_sums(text: str, source: Path) -> dict[str, str]:
 
 
 def read_sums(path: Path) -> dict[str, str]:
+    """The lines of SHA256SUMS at PATH, a plain file of the registry (never a symlink)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        data = read_plain(str(path), dir_fd=None, label=str(path), limit=MAX_SUMS_BYTES)
+    except Missing:
         raise IntegrityError(str(path), "missing: every model file must be covered by "
                                         "SHA256SUMS (there is no lenient mode)") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise IntegrityError(str(path), f"cannot be read: {error}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise IntegrityError(str(path), f"not UTF-8 text: {error}") from None
     return parse_sums(text, path)
 
 

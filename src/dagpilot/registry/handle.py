@@ -1,4 +1,8 @@
-"""The model in service, reloaded on demand; a reload that fails keeps the previous model."""
+"""The model in service, reloaded on demand; a reload that fails keeps the previous model.
+
+Whatever a load raises (a refusal, an OS error, or anything unforeseen: a bug, MemoryError)
+is caught, logged and counted: a serving process never loses its model to a bad new one.
+"""
 
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ class ModelHandle:
         self._root = root
         self._schema = feature_schema_version
         self._model = model
+        self._failed_reloads = 0
         self._reloading = threading.Lock()
 
     @classmethod
@@ -39,6 +44,11 @@ class ModelHandle:
     def model(self) -> LoadedModel:
         return self._model
 
+    @property
+    def failed_reloads(self) -> int:
+        """How many reloads were refused since the handle opened (each kept the old model)."""
+        return self._failed_reloads
+
     def reload(self) -> ReloadOutcome:
         """Follow `current` if it moved. Any refusal is reported and the old model stays."""
         with self._reloading:
@@ -47,9 +57,20 @@ class ModelHandle:
                 if read_current(self._root) == serving:
                     return ReloadOutcome(serving=serving, changed=False)
                 fresh = load_current(self._root, self._schema)
-            except (DagpilotError, OSError) as error:
-                log.warning("kept model %s in service: %s", serving, error)
-                return ReloadOutcome(serving=serving, changed=False, error=str(error))
+            except Exception as error:  # everything a load can raise: the old model serves on
+                self._failed_reloads += 1
+                return ReloadOutcome(serving=serving, changed=False,
+                                     error=self._report(serving, error))
             self._model = fresh  # one reference assignment: readers see old or new
             log.info("model %s -> %s", serving, fresh.version)
             return ReloadOutcome(serving=fresh.version, changed=True)
+
+    def _report(self, serving: str, error: Exception) -> str:
+        if isinstance(error, DagpilotError):
+            reason = str(error)
+        else:  # not a refusal the registry made: a defect to fix, so keep its traceback
+            reason = f"unexpected {type(error).__name__}: {str(error)[:300]}"
+        log.warning("kept model %s in service (failed reload %d): %s", serving,
+                    self._failed_reloads, reason,
+                    exc_info=error if not isinstance(error, DagpilotError) else None)
+        return reason

@@ -13,10 +13,12 @@ publish leaves `.publish-*`) and are never served, listed or checked.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
 
-from dagpilot.registry.errors import RegistryError
+from dagpilot.registry.errors import CannotCheck, RegistryError
 
 SUMS = "SHA256SUMS"
 CURRENT = "current"
@@ -62,12 +64,28 @@ def extra_normalisers(names: set[str]) -> bool:
 
 
 def version_dirs(root: Path) -> list[str]:
-    """Names of the version folders under ROOT, sorted; scratch entries and files excluded."""
-    if not root.is_dir():
-        return []
-    return sorted(entry.name for entry in root.iterdir()
-                  if not entry.name.startswith(".") and entry.name not in _RESERVED
-                  and entry.is_dir() and not entry.is_symlink())
+    """Names of the version folders under ROOT, sorted; scratch entries, files and symlinks
+    (which would lead out of the registry) excluded."""
+    try:
+        if not root.is_dir():
+            return []
+        with os.scandir(root) as entries:
+            return sorted(entry.name for entry in entries
+                          if not entry.name.startswith(".") and entry.name not in _RESERVED
+                          and entry.is_dir(follow_symlinks=False))
+    except OSError as error:
+        raise CannotCheck(str(root), f"cannot be read: {error.strerror or error}") from None
+
+
+def is_version_folder(root: Path, version: str) -> bool:
+    """ROOT/VERSION is a folder of the registry itself (a symlink to one is not)."""
+    try:
+        return stat.S_ISDIR(os.lstat(root / version).st_mode)
+    except FileNotFoundError:
+        return False
+    except OSError as error:
+        message = f"cannot be read: {error.strerror or error}"
+        raise CannotCheck(str(root / version), message) from None
 
 
 def sums_path(version: str, name: str) -> str:

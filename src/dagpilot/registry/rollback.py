@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dagpilot.registry.atomic import swap_symlink
-from dagpilot.registry.errors import RegistryError
+from dagpilot.registry.errors import RegistryError, os_refusal
 from dagpilot.registry.formats import json_object, schema_version
-from dagpilot.registry.layout import CONFIG, CURRENT, check_version_name
+from dagpilot.registry.layout import CONFIG, CURRENT, check_version_name, is_version_folder
 from dagpilot.registry.lock import locked
 from dagpilot.registry.safe_load import load_version
 from dagpilot.registry.store import list_versions, read_current
@@ -31,21 +31,30 @@ def rollback(root: Path, to: str | None = None, *,
     The target must load as serving would load it; with FEATURE_SCHEMA_VERSION it must also
     match that schema (without, it is checked against its own config).
     """
-    if not root.is_dir():
-        raise RegistryError(f"{root}: not a folder: no registry here")
-    with locked(root, exclusive=True):
-        current = read_current(root)
-        target = check_version_name(to) if to is not None else _previous(root, current)
-        if target == current:
-            raise RegistryError(f"{target} is already current")
-        if not (root / target).is_dir():
-            raise RegistryError(f"{root / target}: no such version")
-        expected = feature_schema_version
-        if expected is None:
-            expected = _own_schema(root, target)
-        load_version(root, target, expected)
-        swap_symlink(root / CURRENT, target)
-    log.info("current: %s -> %s", current, target)
+    try:
+        if not root.is_dir():
+            raise RegistryError(f"{root}: not a folder: no registry here")
+        with locked(root, exclusive=True):
+            switch = _switch(root, to, feature_schema_version)
+    except OSError as error:
+        raise os_refusal("roll back", root, error) from None
+    log.info("current: %s -> %s", switch.previous, switch.current)
+    return switch
+
+
+def _switch(root: Path, to: str | None, feature_schema_version: int | None) -> Switch:
+    current = read_current(root)
+    target = check_version_name(to) if to is not None else _previous(root, current)
+    if target == current:
+        raise RegistryError(f"{target} is already current")
+    if not is_version_folder(root, target):  # a symlink would lead out of the registry
+        raise RegistryError(f"{root / target}: no such version (a version is a folder of the "
+                            "registry, never a symlink)")
+    expected = feature_schema_version
+    if expected is None:
+        expected = _own_schema(root, target)
+    load_version(root, target, expected)
+    swap_symlink(root / CURRENT, target)
     return Switch(previous=current, current=target)
 
 

@@ -6,7 +6,7 @@ and `safe_load` are the checks.
 
 from __future__ import annotations
 
-import json
+import errno
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -15,6 +15,8 @@ from types import MappingProxyType
 from typing import Any
 
 from dagpilot.core.errors import IntegrityError
+from dagpilot.registry.errors import CannotCheck
+from dagpilot.registry.formats import json_object
 from dagpilot.registry.layout import (
     CONFIG,
     CURRENT,
@@ -23,6 +25,8 @@ from dagpilot.registry.layout import (
     is_valid_name,
     version_dirs,
 )
+from dagpilot.registry.limits import MAX_JSON_BYTES
+from dagpilot.registry.reading import read_plain, version_folder
 
 # The block of metadata.json that the registry writes at publish time (the rest is the caller's).
 PUBLISHED = "published"
@@ -43,13 +47,17 @@ class VersionInfo:
 def read_current(root: Path) -> str | None:
     """The version `current` points at (read once), or None when nothing is in service yet."""
     link = root / CURRENT
-    if not link.is_symlink():
-        if link.exists():
-            raise IntegrityError(str(link), "not a symlink: it must point at a version folder")
+    try:
+        target = os.readlink(link)
+    except FileNotFoundError:
         return None
-    target = os.readlink(link)
+    except OSError as error:
+        if error.errno == errno.EINVAL:  # there, but not a symlink
+            raise IntegrityError(str(link), "not a symlink: it must point at a version "
+                                            "folder") from None
+        raise CannotCheck(str(link), f"cannot be read: {error.strerror or error}") from None
     if not is_valid_name(target):
-        raise IntegrityError(str(link), f"points at {target!r}, not at a version folder of "
+        raise IntegrityError(str(link), f"points at {target[:100]!r}, not at a version folder of "
                                         "this registry")
     return target
 
@@ -65,10 +73,10 @@ def list_versions(root: Path) -> list[VersionInfo]:
 
 
 def _describe(root: Path, version: str, current: bool) -> VersionInfo:
-    metadata = _json_or_empty(root / version / METADATA)
+    metadata = _json_or_empty(root, version, METADATA)
     published = metadata.get(PUBLISHED)
     published = published if isinstance(published, dict) else {}
-    schema = _integer(_json_or_empty(root / version / CONFIG).get(SCHEMA_KEY))
+    schema = _integer(_json_or_empty(root, version, CONFIG).get(SCHEMA_KEY))
     return VersionInfo(
         version=version,
         sequence=_integer(published.get("sequence")) or 0,
@@ -82,12 +90,16 @@ def _integer(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _json_or_empty(path: Path) -> dict[str, Any]:
+def _json_or_empty(root: Path, version: str, name: str) -> dict[str, Any]:
+    """A version's JSON file as the decoder reads it (within the limits, never through a
+    symlink), or {} when it cannot: listing informs, it does not refuse."""
+    file = str(root / version / name)
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        with version_folder(root, version) as folder:
+            return json_object(file, read_plain(name, dir_fd=folder, label=file,
+                                                limit=MAX_JSON_BYTES))
+    except IntegrityError:
         return {}
-    return value if isinstance(value, dict) else {}
 
 
 def next_sequence(versions: list[VersionInfo]) -> int:

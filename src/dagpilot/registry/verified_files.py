@@ -1,7 +1,8 @@
 """Read one version's files for serving, each checked against its SHA256SUMS line first.
 
 The bytes are read once, hashed, and handed on: what gets parsed is exactly what was hashed,
-with no window in which the file could change between the check and the load.
+with no window in which the file could change between the check and the load. Nothing is read
+through a symlink (reading.py): the version folder and its files are the registry's own.
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ from dagpilot.registry.layout import (
     is_valid_name,
     missing_required,
 )
+from dagpilot.registry.limits import MAX_FILE_BYTES
+from dagpilot.registry.reading import Missing, plain_names, read_plain, version_folder
+
+LISTED_BUT_MISSING = "missing, but listed in SHA256SUMS"
 
 
 def read_verified_version(root: Path, version: str) -> dict[str, bytes]:
@@ -27,17 +32,33 @@ def read_verified_version(root: Path, version: str) -> dict[str, bytes]:
         raise RegistryError(f"bad version name {version!r}")
     folder = root / version
     listed = _listed_files(root, version)
-    unlisted = sorted(_plain_files(folder) - listed.keys())
-    if unlisted:
-        raise IntegrityError(str(folder / unlisted[0]), "not listed in SHA256SUMS: the folder is "
-                                                         "not the version that was published")
-    missing = missing_required(set(listed))
-    if missing:
-        raise IntegrityError(str(folder / missing[0]), "required, but not listed in SHA256SUMS")
-    if extra_normalisers(set(listed)):
-        raise IntegrityError(str(folder), f"holds both {' and '.join(NORMALISERS)}")
-    return {name: _read_checked(folder / name, name, digest)
-            for name, digest in sorted(listed.items())}
+    try:
+        with version_folder(root, version) as descriptor:
+            unlisted = sorted(set(plain_names(descriptor, str(folder))) - listed.keys())
+            if unlisted:
+                raise IntegrityError(str(folder / unlisted[0]), "not listed in SHA256SUMS: the "
+                                     "folder is not the version that was published")
+            missing = missing_required(set(listed))
+            if missing:
+                raise IntegrityError(str(folder / missing[0]),
+                                     "required, but not listed in SHA256SUMS")
+            if extra_normalisers(set(listed)):
+                raise IntegrityError(str(folder), f"holds both {' and '.join(NORMALISERS)}")
+            return {name: read_checked(descriptor, str(folder / name), name, digest)
+                    for name, digest in sorted(listed.items())}
+    except Missing as error:
+        raise IntegrityError(error.file, LISTED_BUT_MISSING) from None
+
+
+def read_checked(folder: int, file: str, name: str, digest: str) -> bytes:
+    """The bytes of NAME in the open FOLDER, read once, if they match DIGEST (FILE names it)."""
+    data = read_plain(name, dir_fd=folder, label=file, limit=MAX_FILE_BYTES)
+    check_size(file, name, len(data))
+    actual = sha256_bytes(data)
+    if actual != digest:
+        raise IntegrityError(file, f"checksum mismatch: SHA256SUMS says {digest}, the file "
+                                   f"hashes to {actual} (modified or truncated)")
+    return data
 
 
 def _listed_files(root: Path, version: str) -> dict[str, str]:
@@ -54,32 +75,3 @@ def _listed_files(root: Path, version: str) -> dict[str, str]:
             raise IntegrityError(str(root / SUMS), f"lists {prefix}{name}: a version holds only "
                                                    "plain files with plain names")
     return listed
-
-
-def _plain_files(folder: Path) -> set[str]:
-    """Names in the version folder; a symlink or a subfolder is refused (never followed)."""
-    try:
-        entries = list(folder.iterdir())
-    except FileNotFoundError:
-        raise IntegrityError(str(folder), "missing, but listed in SHA256SUMS") from None
-    except OSError as error:
-        raise IntegrityError(str(folder), f"cannot be read: {error}") from None
-    for entry in entries:
-        if entry.is_symlink() or not entry.is_file():
-            raise IntegrityError(str(entry), "not a plain file: a version holds plain files only")
-    return {entry.name for entry in entries}
-
-
-def _read_checked(path: Path, name: str, digest: str) -> bytes:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise IntegrityError(str(path), "missing, but listed in SHA256SUMS") from None
-    except OSError as error:
-        raise IntegrityError(str(path), f"cannot be read: {error}") from None
-    check_size(str(path), name, len(data))
-    actual = sha256_bytes(data)
-    if actual != digest:
-        raise IntegrityError(str(path), f"checksum mismatch: SHA256SUMS says {digest}, the file "
-                                        f"hashes to {actual} (modified or truncated)")
-    return data
