@@ -35,6 +35,7 @@ from dagpilot.bench.offered_load import cpu_equivalent_cores
 from dagpilot.clusters import load_cluster
 from dagpilot.clusters import summary as cluster_summary
 from dagpilot.core.config import Settings, load_settings
+from dagpilot.core.echo import printable
 from dagpilot.core.errors import DagpilotError, SpecError
 from dagpilot.core.units import duration_s
 from dagpilot.state import FEATURE_SCHEMA_VERSION
@@ -357,7 +358,7 @@ def _show_workload(spec: str, jobs: list[Any], as_json: bool) -> None:
     if as_json:
         out.print_json(json.dumps(figures))
         return
-    table = Table(title=f"workload {escape(spec)}")
+    table = Table(title=f"workload {escape(printable(spec))}")
     for column in ("jobs", "tasks", "pods", "critical path p50 s", "critical path max s",
                    "total work core-h"):
         table.add_column(column, justify="right")
@@ -373,7 +374,7 @@ def _show_cluster(cluster: Any, as_json: bool) -> None:
     if as_json:
         out.print_json(json.dumps({**figures, "groups": cluster_summary.node_groups(cluster)}))
         return
-    table = Table(title=f"cluster {escape(cluster.name)}: {figures['nodes']} nodes, "
+    table = Table(title=f"cluster {escape(printable(cluster.name))}: {figures['nodes']} nodes, "
                         f"{figures['cpu']:.0f} CPUs, {figures['memory_bytes'] / 2**30:.0f} GiB, "
                         f"{figures['gpus']} GPUs, {figures['racks']} racks")
     for column in ("nodes", "CPU", "memory GiB", "GPUs", "GPU model", "disk"):
@@ -381,7 +382,7 @@ def _show_cluster(cluster: Any, as_json: bool) -> None:
     for group in cluster_summary.node_groups(cluster):
         table.add_row(str(group["count"]), f"{group['cpu']:g}",
                       f"{group['memory_bytes'] / 2**30:.0f}", str(group["gpus"]),
-                      group["gpu_model"] or "-", group["disk"])
+                      escape(printable(group["gpu_model"])) or "-", group["disk"])
     out.print(table)
 
 
@@ -613,15 +614,20 @@ def sandbox_up(
     twin: Annotated[str, typer.Option(help="on: the hardware twin ends pods after their "
                                       "simulated work; off: after dagpilot.io/runtime.")]
     = "on",
+    time_scale: Annotated[float, typer.Option(help="The twin's simulated seconds per wall "
+                                              "second (60: a minute of work per second).")]
+    = 1.0,
 ) -> None:
     """Build what is missing, start the control plane, return when every node is Ready."""
     from dagpilot.sandbox import launcher  # noqa: PLC0415 (imports the kube side only here)
 
     if twin not in ("on", "off"):
         raise SpecError(twin, "--twin takes on or off")
+    if not 0 < time_scale <= 10_000:
+        raise SpecError(str(time_scale), "--time-scale takes a number above 0, at most 10000")
     with err.status("sandbox") as spinner:
         state = launcher.up(cluster, directory, twin == "on",
-                            lambda step: spinner.update(escape(step)))
+                            lambda step: spinner.update(escape(step)), time_scale)
     out.print(f"sandbox up: {len(state.components)} components; "
               f"kubeconfig {escape(state.kubeconfig)}", soft_wrap=True)
 

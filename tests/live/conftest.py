@@ -26,7 +26,7 @@ def sandbox_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def sandbox(sandbox_dir: Path) -> Iterator[SandboxState]:
-    twin = os.environ.get("DAGPILOT_TEST_TWIN", "off") == "on"
+    twin = os.environ.get("DAGPILOT_TEST_TWIN", "on") == "on"
     state = launcher.up(SANDBOX_CLUSTER, sandbox_dir, twin=twin)
     try:
         yield state

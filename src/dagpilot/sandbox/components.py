@@ -8,6 +8,7 @@ the default ServiceAccounts or lift the not-ready taint), and nothing garbage-co
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -187,9 +188,20 @@ def node_exporter(executable: str, ports: Ports) -> Component:
         lambda: rest.healthy(endpoint, "/metrics"), ports.node_exporter)
 
 
-def prometheus(layout: Layout, executable: str, ports: Ports) -> Component:
-    """Prometheus scraping node_exporter, and every target a file in `scrape_targets` names."""
-    config = {
+def twin(layout: Layout, ports: Ports, time_scale: float) -> Component:
+    """The hardware twin (sandbox/twin.py), a Python process of this installation."""
+    endpoint = rest.Endpoint("twin", ports.twin)
+    return Component("twin", [
+        sys.executable, "-m", "dagpilot.sandbox.twin",
+        f"--dir={layout.root}", f"--api-port={ports.apiserver}", f"--port={ports.twin}",
+        f"--time-scale={time_scale!r}"],
+        lambda: rest.healthy(endpoint, "/healthz"), ports.twin)
+
+
+def prometheus(layout: Layout, executable: str, ports: Ports, twin: bool) -> Component:
+    """Prometheus scraping node_exporter, the twin, and every target a file in
+    `scrape_targets` names."""
+    config: dict[str, Any] = {
         "global": {"scrape_interval": f"{SCRAPE_INTERVAL_S}s",
                    "evaluation_interval": f"{SCRAPE_INTERVAL_S}s"},
         "scrape_configs": [
@@ -197,6 +209,9 @@ def prometheus(layout: Layout, executable: str, ports: Ports) -> Component:
              "static_configs": [{"targets": [f"127.0.0.1:{ports.node_exporter}"]}]},
             {"job_name": "dagpilot", "file_sd_configs": [{
                 "files": [str(layout.scrape_targets / "*.json")], "refresh_interval": "5s"}]}]}
+    if twin:
+        config["scrape_configs"].append({
+            "job_name": "twin", "static_configs": [{"targets": [f"127.0.0.1:{ports.twin}"]}]})
     path = _write(layout.config / "prometheus.yaml", config)
     endpoint = rest.Endpoint("prometheus", ports.prometheus)
     return Component("prometheus", [

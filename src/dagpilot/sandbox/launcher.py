@@ -44,7 +44,7 @@ def _debian_binary(component: str) -> str:
 
 
 def up(cluster_spec: str, directory: Path, twin: bool = True,
-       progress: Progress = lambda _: None) -> SandboxState:
+       progress: Progress = lambda _: None, time_scale: float = 1.0) -> SandboxState:
     layout = Layout(directory.resolve())
     current = state.read(layout.state)
     if current is not None:
@@ -63,7 +63,8 @@ def up(cluster_spec: str, directory: Path, twin: bool = True,
         pki.generate(layout.pki)
     ports = Ports.of(free_ports(len(Ports.__slots__)))
     api = components.api_endpoint(layout, ports.apiserver)
-    started = SandboxState(cluster_spec, twin, str(layout.kubeconfig), ports.as_dict())
+    started = SandboxState(cluster_spec, twin, str(layout.kubeconfig), ports.as_dict(),
+                           time_scale)
     try:
         started = _start(layout, started, components.etcd(layout, bins, ports), progress)
         started = _start(layout, started, components.kube_apiserver(layout, bins, ports),
@@ -76,7 +77,8 @@ def up(cluster_spec: str, directory: Path, twin: bool = True,
                           components.kwok(layout, bins, ports, twin),
                           components.workflow_controller(layout, bins, ports),
                           components.node_exporter(executables["node-exporter"], ports),
-                          components.prometheus(layout, executables["prometheus"], ports)):
+                          components.prometheus(layout, executables["prometheus"], ports, twin),
+                          *([components.twin(layout, ports, time_scale)] if twin else [])):
             started = _start(layout, started, component, progress)
         progress("waiting for the nodes to be Ready")
         bootstrap.wait_nodes_ready(api, {node.name for node in cluster.nodes})

@@ -50,7 +50,9 @@ def start(component: Component, log_dir: Path) -> Running:
                                  (os.POSIX_SPAWN_DUP2, null.fileno(), 0),
                                  (os.POSIX_SPAWN_DUP2, out.fileno(), 1),
                                  (os.POSIX_SPAWN_DUP2, out.fileno(), 2)])
-    return Running(component.name, pid, component.port, log, component.argv[0])
+    # /proc/PID/exe names the resolved file: a venv's python is a symlink to the real one.
+    return Running(component.name, pid, component.port, log,
+                   os.path.realpath(component.argv[0]))
 
 
 def wait_ready(component: Component, running: Running,

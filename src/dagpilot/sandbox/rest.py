@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.client
 import json
 import ssl
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,3 +97,28 @@ def healthy(endpoint: Endpoint, path: str) -> bool:
         return request(endpoint, "GET", path, timeout_s=2.0).status == 200
     except SandboxError:
         return False
+
+
+def watch(endpoint: Endpoint, path: str, resource_version: str,
+          timeout_s: int = 60) -> Iterator[dict[str, Any]]:
+    """The watch events of a collection after `resource_version`, until the server ends the
+    watch (after `timeout_s`); a 410 arrives as an ERROR event, as the API sends it."""
+    context = endpoint.context()
+    connection = http.client.HTTPSConnection("127.0.0.1", endpoint.port, timeout=timeout_s + 30,
+                                             context=context)
+    query = (f"watch=1&resourceVersion={resource_version}&allowWatchBookmarks=true"
+             f"&timeoutSeconds={timeout_s}")
+    try:
+        connection.request("GET", f"{path}{'&' if '?' in path else '?'}{query}",
+                           headers={"Accept": "application/json"})
+        reply = connection.getresponse()
+        if reply.status != 200:
+            raise SandboxError(endpoint.component, f"watch {path}: HTTP {reply.status}: "
+                                                   f"{reply.read()[:300]!r}")
+        for line in reply:
+            if line.strip():
+                yield json.loads(line)
+    except (OSError, http.client.HTTPException, ValueError) as error:
+        raise SandboxError(endpoint.component, f"watch {path}: {error}") from None
+    finally:
+        connection.close()

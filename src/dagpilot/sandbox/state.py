@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from dataclasses import dataclass, field
@@ -20,15 +21,15 @@ class SandboxState:
     twin: bool
     kubeconfig: str
     ports: dict[str, int]
+    time_scale: float = 1.0  # the twin's simulated seconds per wall second
     components: dict[str, Running] = field(default_factory=dict)
 
     def with_component(self, running: Running) -> SandboxState:
-        return SandboxState(self.cluster, self.twin, self.kubeconfig, self.ports,
-                            {**self.components, running.name: running})
+        return dataclasses.replace(self, components={**self.components, running.name: running})
 
     def as_json(self) -> dict[str, Any]:
         return {"version": VERSION, "cluster": self.cluster, "twin": self.twin,
-                "kubeconfig": self.kubeconfig, "ports": self.ports,
+                "kubeconfig": self.kubeconfig, "ports": self.ports, "time_scale": self.time_scale,
                 "components": {name: {"pid": r.pid, "port": r.port, "log": str(r.log),
                                       "executable": r.executable}
                                for name, r in self.components.items()}}
@@ -55,6 +56,7 @@ def read(path: Path) -> SandboxState | None:
                                     str(c["executable"]))
                       for name, c in data["components"].items()}
         return SandboxState(str(data["cluster"]), bool(data["twin"]), str(data["kubeconfig"]),
-                            {k: int(v) for k, v in data["ports"].items()}, components)
+                            {k: int(v) for k, v in data["ports"].items()},
+                            float(data["time_scale"]), components)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise InvalidInput(str(path), "", "", f"damaged sandbox state ({error!r:.80})") from None

@@ -1,0 +1,54 @@
+"""A task's profile as pod annotations, both ways; bad annotations are named; pod requests are
+counted as kube-scheduler counts them."""
+
+from __future__ import annotations
+
+import pytest
+
+from dagpilot.core.errors import InvalidInput
+from dagpilot.core.types import Resources, Task, TaskClass
+from dagpilot.live.pod_requests import pod_requests
+from dagpilot.live.task_annotations import RUNTIME, annotations_of, task_of
+
+
+def test_a_profile_survives_the_round_trip() -> None:
+    task = Task("t", "t", 90.0, Resources(2, 2**30), cpu_intensity=0.5, membw_intensity=0.7,
+                io_intensity=0.2, comm_group="shuffle", comm_share=0.3,
+                task_class=TaskClass.MEMORY, peak_memory=3 * 2**30, read_bytes=10,
+                written_bytes=20)
+    notes = annotations_of(task)
+    assert notes[RUNTIME] == "90s"
+    assert task_of("t", notes, task.requests, "ns/p") == task
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    (RUNTIME, "soon"), (RUNTIME, "-5s"), ("dagpilot.io/membw-intensity", "nan"),
+    ("dagpilot.io/io-intensity", "1.5"), ("dagpilot.io/peak-memory", "1e400"),
+    ("dagpilot.io/task-class", "quantum"),
+])
+def test_a_bad_annotation_is_named(key: str, value: str) -> None:
+    notes = {RUNTIME: "10s", key: value}
+    with pytest.raises(InvalidInput, match=rf"ns/p: field 'metadata.annotations.{key}'"):
+        task_of("t", notes, Resources(1, 1), "ns/p")
+
+
+def test_a_missing_runtime_is_named() -> None:
+    with pytest.raises(InvalidInput, match="missing"):
+        task_of("t", {}, Resources(1, 1), "ns/p")
+
+
+def test_requests_sum_containers_take_the_largest_init_container_and_add_overhead() -> None:
+    pod = {"spec": {
+        "containers": [{"resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}},
+                       {"resources": {"limits": {"cpu": "1", "memory": "1Gi",
+                                                 "nvidia.com/gpu": "2"}}}],
+        "initContainers": [{"resources": {"requests": {"cpu": "4", "memory": "100Mi"}}}],
+        "overhead": {"cpu": "100m"},
+        "nodeSelector": {"nvidia.com/gpu.product": "A100"}}}
+    assert pod_requests(pod, "ns/p") == Resources(4.1, 2 * 2**30, 2, "A100")
+
+
+def test_a_malformed_request_names_the_container() -> None:
+    pod = {"spec": {"containers": [{"resources": {"requests": {"cpu": "lots"}}}]}}
+    with pytest.raises(InvalidInput, match=r"spec.containers\[0\].resources"):
+        pod_requests(pod, "ns/p")
