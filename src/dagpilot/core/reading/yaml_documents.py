@@ -123,6 +123,8 @@ def _line_of(error: yaml.YAMLError) -> str:
 
 def _problem(error: yaml.YAMLError) -> str:
     """PyYAML's problem, with its context's line, without the quoted source it prints."""
+    if isinstance(error, yaml.reader.ReaderError):  # bad encoding or a control character
+        return f"{error.reason} (character {error.character:#x} at position {error.position})"
     problem = getattr(error, "problem", None) or str(error)
     context = getattr(error, "context", None)
     context_mark = getattr(error, "context_mark", None)
