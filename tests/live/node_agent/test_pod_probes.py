@@ -9,11 +9,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from dagpilot.live.node_agent import metric_names as m
 from dagpilot.live.node_agent.pod_cpu import PodCpuProbe
 from dagpilot.live.node_agent.pod_io import PodIoProbe
 from dagpilot.live.node_agent.pod_memory import PodMemoryProbe
-from dagpilot.live.node_agent.reading import Sample
+from dagpilot.live.node_agent.reading import ProbeUnavailable, Sample
 
 from .conftest import CGROUP_ROOT, KubeCgroups
 
@@ -103,12 +105,8 @@ def test_pods_that_end_disappear(kube_cgroups: KubeCgroups) -> None:
     kube_cgroups.remove()
     kube_cgroups.made.clear()
     # The parent went too: the probe says there are no pods here, rather than zeros.
-    try:
+    with pytest.raises(ProbeUnavailable, match="no kubepods cgroup"):
         probe.read()
-    except Exception as error:
-        assert "no kubepods cgroup" in str(error)
-    else:
-        raise AssertionError("a missing kubepods parent must make the probe unavailable")
 
 
 def whole_disk(path: Path) -> str:
