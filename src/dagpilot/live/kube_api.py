@@ -1,0 +1,291 @@
+"""The API server, through the official `kubernetes` client: the only module that imports it.
+
+- A connection honours a kubeconfig (server, CA, client certificate and key, token) and puts a
+  deadline on every request: `Timeouts.connect_s` to connect, `read_s` for a list or a bind, and
+  `watch_s` as a watch request's server-side `timeoutSeconds` (the socket waits a little longer).
+  The client's own retries are off: the watchers (live/watcher.py) reconnect with backoff.
+- Objects are read as plain JSON dicts (`_preload_content=False`), the form the parsers
+  (live/inventory.py, pods.py, workflows.py) and the Argo loader take; the client's model
+  classes would cost more than the parsing and add nothing.
+- `list_all` pages through a collection (`limit` / `continue`) and returns its resourceVersion;
+  `watch` streams the events after one, raises `Gone` when the server no longer has it (HTTP
+  410, or an ERROR event with code 410: the caller lists again) and ends at the server's
+  timeout. `stop_watches` unblocks a watch waiting in another thread.
+- Every failure is a KubeApiError naming the server and the reason in words: refused, no
+  answer in time, a certificate the kubeconfig's CA does not sign or one that expired, a client
+  the server does not accept (401), RBAC (403). `retryable` says whether trying again can help.
+- `bind` (a pods/binding POST), `patch_pod` (strategic merge) and `patch_workflow` (JSON merge)
+  are what a scheduler and the Argo webhook need.
+"""
+
+from __future__ import annotations
+
+import json
+import ssl
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import urllib3
+import yaml
+from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
+from kubernetes.config.config_exception import ConfigException
+from urllib3.exceptions import (
+    ConnectTimeoutError,
+    HTTPError,
+    MaxRetryError,
+    NewConnectionError,
+    ProtocolError,
+    ReadTimeoutError,
+    SSLError,
+)
+
+from dagpilot.live.errors import KubeApiError
+
+HTTP_GONE = 410
+NOT_RETRYABLE = frozenset({400, 401, 403, 404, 422})
+PAGE = 500  # objects per list request: bounded responses, as client-go's pager
+Raw = dict[str, Any]
+
+
+class Resource(Enum):
+    """The collections the live view watches."""
+
+    NODES = "nodes"
+    PODS = "pods"
+    WORKFLOWS = "workflows"  # argoproj.io/v1alpha1
+
+
+ARGO_GROUP, ARGO_VERSION = "argoproj.io", "v1alpha1"
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    connect_s: float = 5.0
+    read_s: float = 30.0
+    watch_s: int = 240  # one watch request, then another from the last resourceVersion
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    items: list[Raw]
+    resource_version: str
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    type: str  # ADDED, MODIFIED, DELETED or BOOKMARK
+    object: Raw
+
+    @property
+    def resource_version(self) -> str:
+        return str(self.object.get("metadata", {}).get("resourceVersion", ""))
+
+
+class Gone(Exception):
+    """The resourceVersion asked for is older than the server keeps: list again."""
+
+
+class KubeApi:
+    """One connection to the API server of a kubeconfig (its current context, or `context`)."""
+
+    def __init__(self, kubeconfig: Path, context: str | None = None,
+                 timeouts: Timeouts = Timeouts()) -> None:
+        self.timeouts = timeouts
+        configuration = client.Configuration()
+        try:
+            config.load_kube_config(  # type: ignore[no-untyped-call]
+                config_file=str(kubeconfig), context=context,
+                client_configuration=configuration, persist_config=False)
+        except (ConfigException, OSError, yaml.YAMLError, ValueError, TypeError,
+                KeyError) as error:
+            raise KubeApiError(str(kubeconfig), f"not a usable kubeconfig: {error}") from None
+        configuration.retries = 0  # the watchers retry, with backoff; a call fails fast
+        self.server = str(configuration.host)
+        self._client = client.ApiClient(configuration)
+        self._core = client.CoreV1Api(self._client)
+        self._custom = client.CustomObjectsApi(self._client)
+        self._version = client.VersionApi(self._client)
+        self._open: set[urllib3.HTTPResponse] = set()  # watch responses, for stop_watches
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        self.stop_watches()
+        self._client.close()  # type: ignore[no-untyped-call]
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def version(self) -> Raw:
+        """GET /version: whether the server answers and trusts us (and it is trusted)."""
+        return self._json(self._call(self._version.get_code, _preload_content=False))
+
+    def list_all(self, resource: Resource) -> Listing:
+        """Every object of the collection, page by page; Gone when a page's token expired."""
+        items: list[Raw] = []
+        token: str | None = None
+        while True:
+            page = self._json(self._call(self._lister(resource), limit=PAGE,
+                                         _continue=token, _preload_content=False))
+            items += page.get("items") or []
+            metadata = page.get("metadata") or {}
+            token = metadata.get("continue") or None
+            if token is None:
+                return Listing(items, str(metadata.get("resourceVersion", "")))
+
+    def watch(self, resource: Resource, resource_version: str,
+              stop: threading.Event | None = None) -> Iterator[WatchEvent]:
+        """The events after `resource_version`, until the server ends the watch or `stop` is
+        set (and stop_watches called)."""
+        response = self._call(
+            self._lister(resource), watch=True, resource_version=resource_version,
+            allow_watch_bookmarks=True, timeout_seconds=self.timeouts.watch_s,
+            _preload_content=False,
+            _request_timeout=(self.timeouts.connect_s, self.timeouts.watch_s + 30))
+        with self._lock:
+            self._open.add(response)
+        try:
+            if stop is not None and stop.is_set():  # stopped while connecting
+                return
+            yield from self._events(response)
+        except (ProtocolError, ReadTimeoutError, SSLError, OSError) as error:
+            if response.closed or getattr(response, "_fp", None) is None:
+                return  # stop_watches closed it: the caller is stopping
+            raise KubeApiError(self.server, f"watch of {resource.value} broken: {error}") \
+                from None
+        finally:
+            with self._lock:
+                self._open.discard(response)
+            response.release_conn()
+
+    def stop_watches(self) -> None:
+        """Ends every watch in progress (from any thread); their iterators return."""
+        with self._lock:
+            responses = list(self._open)
+        for response in responses:
+            response.shutdown()
+
+    # --- writes ----------------------------------------------------------------------------
+
+    def bind(self, namespace: str, pod: str, node: str, uid: str | None = None) -> None:
+        """POST pods/binding: the pod is placed on `node` (what kube-scheduler does)."""
+        metadata: Raw = {"name": pod, "namespace": namespace}
+        if uid is not None:
+            metadata["uid"] = uid  # refuses to bind a newer pod of the same name
+        body = {"apiVersion": "v1", "kind": "Binding", "metadata": metadata,
+                "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
+        self._call(self._core.create_namespaced_pod_binding, pod, namespace, body,
+                   _preload_content=False)
+
+    def patch_pod(self, namespace: str, name: str, patch: Mapping[str, Any]) -> Raw:
+        """A strategic-merge patch of a pod (labels, annotations, status via the caller)."""
+        return self._json(self._call(self._core.patch_namespaced_pod, name, namespace,
+                                     dict(patch), _preload_content=False))
+
+    def patch_workflow(self, namespace: str, name: str, patch: Mapping[str, Any]) -> Raw:
+        """A JSON merge patch of an Argo Workflow."""
+        return self._json(self._call(self._custom.patch_namespaced_custom_object, ARGO_GROUP,
+                                     ARGO_VERSION, namespace, "workflows", name, dict(patch),
+                                     _preload_content=False))
+
+    # --- plumbing --------------------------------------------------------------------------
+
+    def _lister(self, resource: Resource) -> Any:
+        if resource is Resource.NODES:
+            return self._core.list_node
+        if resource is Resource.PODS:
+            return self._core.list_pod_for_all_namespaces
+
+        def workflows(**options: Any) -> Any:
+            return self._custom.list_cluster_custom_object(ARGO_GROUP, ARGO_VERSION,
+                                                           "workflows", **options)
+        return workflows
+
+    def _call(self, function: Any, *args: Any, **options: Any) -> urllib3.HTTPResponse:
+        options.setdefault("_request_timeout", (self.timeouts.connect_s, self.timeouts.read_s))
+        options = {key: value for key, value in options.items() if value is not None}
+        try:
+            response: urllib3.HTTPResponse = function(*args, **options)
+        except ApiException as error:
+            status = int(error.status or 0)
+            if status == HTTP_GONE:
+                raise Gone(_message(error.body) or "resourceVersion too old") from None
+            raise KubeApiError(self.server, _status_words(status, _message(error.body)
+                                                          or str(error.reason)),
+                               status) from None
+        except (HTTPError, ssl.SSLError, OSError) as error:
+            raise KubeApiError(self.server, _transport_words(error, self.timeouts)) from None
+        return response
+
+    def _events(self, response: urllib3.HTTPResponse) -> Iterator[WatchEvent]:
+        rest = b""
+        for chunk in response.stream(amt=1 << 16, decode_content=True):
+            lines = (rest + chunk).split(b"\n")
+            rest = lines.pop()
+            for line in lines:
+                if line.strip():
+                    yield self._event(json.loads(line))
+
+    def _event(self, document: Raw) -> WatchEvent:
+        kind, body = str(document.get("type", "")), document.get("object") or {}
+        if kind == "ERROR":
+            status = int(body.get("code") or 0)
+            if status == HTTP_GONE:
+                raise Gone(str(body.get("message", "resourceVersion too old")))
+            raise KubeApiError(self.server, _status_words(status, str(body.get("message"))),
+                               status)
+        return WatchEvent(kind, body)
+
+    @staticmethod
+    def _json(response: urllib3.HTTPResponse) -> Raw:
+        try:
+            data = response.data
+        finally:
+            response.release_conn()
+        document = json.loads(data) if data else {}
+        return document if isinstance(document, dict) else {}
+
+
+def retryable(error: KubeApiError) -> bool:
+    """Whether trying again can help: not for a certificate or a refusal of who we are."""
+    return error.status not in NOT_RETRYABLE and not error.message.startswith("TLS")
+
+
+def _message(body: object) -> str:
+    if isinstance(body, bytes | str):
+        try:
+            document = json.loads(body)
+        except ValueError:
+            return str(body)[:200]
+        if isinstance(document, dict):
+            return str(document.get("message", ""))[:300]
+    return ""
+
+
+def _status_words(status: int, message: str) -> str:
+    if status == 401:
+        return ("401 Unauthorized: the server does not accept the kubeconfig's credentials "
+                f"(an expired client certificate or token, or another cluster's): {message}")
+    if status == 403:
+        return f"403 Forbidden (RBAC): {message}"
+    return f"HTTP {status}: {message}"
+
+
+def _transport_words(error: BaseException, timeouts: Timeouts) -> str:
+    reason = error.reason if isinstance(error, MaxRetryError) and error.reason else error
+    if isinstance(reason, SSLError | ssl.SSLError):
+        text = str(reason)
+        hint = ("the server's certificate has expired" if "expired" in text else
+                "the kubeconfig's certificate-authority does not sign the server's "
+                "certificate" if "verify failed" in text else "the TLS handshake failed")
+        return f"TLS: {hint} ({text[:200]})"
+    if isinstance(reason, NewConnectionError):  # a subclass of ConnectTimeoutError
+        return f"unreachable: {str(reason).split(': ', 1)[-1][:200]}"
+    if isinstance(reason, ConnectTimeoutError):
+        return f"unreachable: no connection within {timeouts.connect_s:g} s"
+    if isinstance(reason, ReadTimeoutError):
+        return f"no answer within {timeouts.read_s:g} s"
+    return f"unreachable: {reason}"[:300]
