@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from dagpilot.core.errors import InvalidInput
+from dagpilot.core.setting_ranges import check_all
 
 GIB = 2**30
 
@@ -152,7 +153,9 @@ class Settings:
 
 
 def load_settings(path: Path | None = None) -> Settings:
-    """Defaults, overridden group by group by a TOML file such as `[loaders] default_cpu = 2`."""
+    """Defaults, overridden group by group by a TOML file such as `[loaders] default_cpu = 2`;
+    every value type- and range-checked (core/setting_ranges.py), with an InvalidInput naming
+    the file, the [section] and the section.key."""
     if path is None:
         return Settings()
     try:
@@ -162,6 +165,7 @@ def load_settings(path: Path | None = None) -> Settings:
     except tomllib.TOMLDecodeError as error:
         raise InvalidInput(str(path), "", "", f"not valid TOML: {error}") from error
     merged: Settings = _merge(Settings(), raw, str(path), "")
+    check_all(merged, "", str(path))
     return merged
 
 
