@@ -5,6 +5,7 @@ event count, whatever the physics, faults, overheads, cluster size or workload."
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 
 import numpy as np
@@ -12,10 +13,11 @@ import pytest
 
 from dagpilot.clusters import load_cluster
 from dagpilot.core.config import FaultSettings, SimSettings, StorageQosSettings
-from dagpilot.core.types import Job
+from dagpilot.core.types import Job, Resources, Task
 from dagpilot.native import _core, available, simulate, supports
 from dagpilot.native.run import simulate_native
 from dagpilot.schedulers import SCHEDULERS
+from dagpilot.schedulers.top_nodes import UNSCORED, TopNodes, top_of
 from dagpilot.sim.record import RunRecord
 from dagpilot.sim.run import simulate as simulate_python
 from dagpilot.workloads import load
@@ -157,3 +159,93 @@ def test_a_mispacked_column_is_an_error_naming_it(mix: list[Job]) -> None:
     with pytest.raises(TypeError, match=r"tasks\.runtime_s"):
         _core.run(pack.params(BASE), tables, statics, list, lambda _: None,
                   lambda *_: None, rng, None)
+
+
+# --- when no candidate scores, and runs that must end (issue 14, defects 4 and 5) ------------
+
+NAN = float("nan")
+
+
+def same_best(ours: float, theirs: float) -> bool:
+    return ours == theirs or (math.isnan(ours) and math.isnan(theirs))
+
+
+TOTALS = [
+    [NAN], [NAN, NAN, NAN], [NAN, 3.0, NAN], [3.0, NAN, 3.0, 1.0], [5.0, 5.0, 5.0],
+    [0.0, -0.0, NAN], [NAN] * 7 + [2.0], [float("-inf"), NAN],
+    *np.where(np.random.default_rng(13).random((40, 12)) < 0.5, NAN,
+              np.random.default_rng(14).integers(0, 4, (40, 12))).tolist(),
+]
+
+
+def test_the_choice_when_no_candidate_scores_is_the_same_in_c_and_python() -> None:
+    """A NaN total is no score: the best of the others wins, and when none scores the draw is
+    among them all (schedulers/top_nodes.py, csrc/kube_choice.c)."""
+    ours, theirs = np.random.default_rng(21), np.random.default_rng(21)
+    for totals in TOTALS:
+        values = np.array(totals, dtype=np.float64)
+        position, best = _core.top_of(values, ours)
+        python_best, positions = top_of(values)
+        pick = 0 if len(positions) == 1 else int(theirs.integers(len(positions)))
+        assert position == positions[pick] and same_best(best, python_best), totals
+    assert ours.random() == theirs.random()
+    assert math.isnan(top_of(np.array([NAN, NAN]))[0])
+
+
+class GrowingLog:
+    """NodeLog's interface to TopNodes: the rows changed since a position."""
+
+    def __init__(self) -> None:
+        self.rows: list[int] = []
+
+    @property
+    def end(self) -> int:
+        return len(self.rows)
+
+    def since(self, position: int) -> list[int]:
+        return self.rows[position:]
+
+
+def test_kept_tops_lose_their_score_as_c_computes_it_afresh() -> None:
+    """TopNodes, kept current row by row, as the C side's pass over every feasible node."""
+    feasible = np.array([True, False, True, True, True, False])
+    totals = np.array([4.0, 9.0, 4.0, 2.0, 1.0, 9.0])
+    log, top = GrowingLog(), TopNodes()
+    ours, theirs = np.random.default_rng(5), np.random.default_rng(5)
+    for row in (None, 0, 2, 3, 4, 1, 3):  # each step: one more row without a score
+        if row is not None:
+            totals[row] = NAN
+            log.rows.append(row)
+        best, winners = top.top(feasible, totals, log)  # type: ignore[arg-type]
+        pick = 0 if len(winners) == 1 else int(theirs.integers(len(winners)))
+        nodes = np.flatnonzero(feasible)
+        position, c_best = _core.top_of(totals[nodes], ours)
+        assert winners[pick] == nodes[position]
+        assert same_best(c_best, NAN if best == UNSCORED else best)
+    assert winners == [0, 2, 3, 4]  # no feasible node scores: all of them tie
+
+
+def test_jobs_far_apart_skip_the_quiet_ticks_alike(mix: list[Job]) -> None:
+    """Quiet stretches of a day and of a month, with faults and storage changes going on."""
+    arrivals = (0.0, 400.0, 86_400.0, 86_700.0, 3.2e6)
+    cpu_only = [job for job in mix if not any(task.requests.gpus for task in job.tasks)]
+    jobs = [dataclasses.replace(job, arrival_s=at)
+            for job, at in zip(cpu_only, arrivals, strict=False)]
+    settings = dataclasses.replace(STRESS, horizon_s=float("inf"),
+                                   storage=StorageQosSettings(collapse_rate_per_hour=2.0,
+                                                              drift_interval_s=0.0))
+    record = both(jobs, load_cluster("builtin:scale-10"), settings, 31)
+    assert all(job.finish_s is not None for job in record.jobs)
+    assert len(record.samples) < 3_000  # 3.2e6 s at 15 s would be 213,000
+
+
+def test_a_run_that_stays_busy_ends_at_its_last_sample_alike(
+        mix: list[Job], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("dagpilot.sim.simulation.MAX_SAMPLES", 300)
+    monkeypatch.setattr("dagpilot.native.pack.MAX_SAMPLES", 300)
+    long = Job("long", (Task("t", "t", 30 * 86_400.0, Resources(1.0, 2**30)),))
+    jobs = [long, *[dataclasses.replace(job, arrival_s=60.0 * i) for i, job in enumerate(mix[:8])]]
+    record = both(jobs, load_cluster("builtin:scale-10"),
+                  dataclasses.replace(STRESS, horizon_s=float("inf")), 32)
+    assert len(record.samples) == 300
+    assert record.jobs[0].finish_s is None

@@ -207,10 +207,167 @@ def test_a_malformed_outage_is_an_error_naming_the_callback(
 ], ids=["nan", "ends-before-it-starts", "past"])
 def test_an_outage_that_would_run_back_in_time_is_an_error(
         packed: Packed, outage: Callable[[float], Any]) -> None:
-    with pytest.raises(ValueError, match=r"scheduled in the past"):
+    with pytest.raises(ValueError, match=r"next_outage\(after_s\) returned .*: an outage must "
+                       r"start at or after after_s"):
         run_core(*packed, outage=outage)
 
 
 def test_a_malformed_iops_change_is_an_error_naming_the_callback(packed: Packed) -> None:
     with pytest.raises(TypeError, match=r"next_iops\(now_s, nominal, collapsed\) must return"):
         run_core(*packed, iops=lambda now_s, nominal, collapsed: (now_s + 1.0, 100.0))
+
+
+# --- floats (issue 14, defect 5): every float the core is given is a number in its range ------
+
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize(("table", "column", "row", "value"), [
+    ("tasks", "runtime_s", 0, NAN), ("tasks", "runtime_s", 0, -1.0),
+    ("tasks", "cpu", 0, INF), ("tasks", "membw_share", 0, 2.0), ("tasks", "iops", 0, NAN),
+    ("jobs", "arrival_s", 1, NAN), ("jobs", "arrival_s", 1, -5.0), ("jobs", "arrival_s", 1, INF),
+    ("jobs", "phase_s", 0, NAN), ("nodes", "cpu", 0, NAN), ("nodes", "speed", 0, 0.0),
+    ("nodes", "membw_capacity", 0, -1.0), ("pools", "nominal_iops", 0, INF),
+    ("pools", "service_ms", 0, NAN),
+], ids=str)
+def test_a_float_of_the_tables_out_of_range_names_its_table_column_and_row(
+        packed: Packed, table: str, column: str, row: int, value: float) -> None:
+    shown = {"nan": "nan", "inf": "inf"}.get(str(value), r"-?\d+")
+    with pytest.raises(ValueError, match=rf"native run: {table}\.{column} row {row}: "
+                                         rf"{shown} is not a number"):
+        run_core(*changed(packed, table, column, row, value))
+
+
+def with_statics(packed: Packed, name: str, value: float) -> Packed:
+    """A copy of the packed inputs with the first item of statics[name] set to value."""
+    params, tables, statics = copy.deepcopy(packed)
+    values = statics[name].copy()
+    values.flat[0] = value
+    statics[name] = values
+    return params, tables, statics
+
+
+@pytest.mark.parametrize(("name", "value", "rule"), [
+    ("capacity_milli", NAN, "a whole number from 0"), ("capacity_milli", INF, "a whole number"),
+    ("capacity_milli", 0.5, "a whole number"), ("request_least", NAN, "a whole number"),
+    ("request_least", -1e308, "a whole number from 0"), ("request_balanced", NAN, "a whole"),
+    ("need", NAN, "or -inf"), ("static_raw", INF, "a whole number"),
+    ("static_weight", NAN, "a number"), ("static_constant", INF, "or NaN \\(none\\)"),
+    ("separable_constant", -INF, "or NaN \\(none\\)"),
+])
+def test_a_float_of_the_kube_statics_out_of_its_rule_is_named(
+        packed: Packed, name: str, value: float, rule: str) -> None:
+    with pytest.raises(ValueError, match=rf"kube statics\.{name} row 0: .* is not .*{rule}"):
+        run_core(*with_statics(packed, name, value))
+
+
+def test_a_capacity_of_zero_must_agree_with_capacity_positive(packed: Packed) -> None:
+    with pytest.raises(ValueError, match=r"capacity_positive is 1, but not every capacity_milli"):
+        run_core(*with_statics(packed, "capacity_milli", 0.0))
+    params, tables, statics = with_statics(packed, "capacity_milli", 0.0)
+    statics["capacity_positive"] = np.zeros(1, dtype=np.uint8)
+    assert run_core(params, tables, statics)["done"]  # the scores' zero-capacity path
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("poll_interval_s", NAN), ("poll_interval_s", -1.0), ("sample_interval_s", 0.0),
+    ("sample_interval_s", 1e-9), ("sample_interval_s", NAN), ("submit_latency_s", -100.0),
+    ("startup_sigma", NAN), ("startup_median_s", INF), ("horizon_s", NAN), ("horizon_s", 0.0),
+    ("retry_backoff_s", INF), ("rtt_same_rack_ms", 0.0), ("membw_knee", NAN),
+    ("engine_queue_size", -1.0), ("max_samples", 0.0),
+])
+def test_a_setting_out_of_range_is_named(packed: Packed, name: str, value: float) -> None:
+    params, tables, statics = copy.deepcopy(packed)
+    params[name] = value
+    with pytest.raises(ValueError, match=rf"params\.{name} is"):
+        run_core(params, tables, statics)
+
+
+def test_an_unlimited_horizon_is_a_setting_in_range(packed: Packed) -> None:
+    params, tables, statics = copy.deepcopy(packed)
+    params["horizon_s"] = INF
+    assert run_core(params, tables, statics)["done"]
+
+
+class Bounded:
+    """A callback that gives `result(args)`, and raises after `calls` calls: a loop that the
+    core should have refused fails the test instead of hanging it."""
+
+    def __init__(self, result: Callable[..., Any], calls: int = 1000) -> None:
+        self._result = result
+        self._left = calls
+
+    def __call__(self, *args: Any) -> Any:
+        self._left -= 1
+        if self._left < 0:
+            raise RuntimeError("the core kept calling: it would not have ended")
+        return self._result(*args)
+
+
+@pytest.mark.parametrize("iops", [
+    lambda now_s, nominal, collapsed: (now_s, nominal, False),
+    lambda now_s, nominal, collapsed: (now_s - 1.0, nominal, False),
+    lambda now_s, nominal, collapsed: (NAN, nominal, False),
+    lambda now_s, nominal, collapsed: (now_s + 5.0, NAN, False),
+    lambda now_s, nominal, collapsed: (now_s + 5.0, -1.0, False),
+], ids=["now", "past", "nan-time", "nan-iops", "negative-iops"])
+def test_an_iops_change_that_would_hold_time_is_an_error(
+        packed: Packed, iops: Callable[..., Any]) -> None:
+    with pytest.raises(ValueError, match=r"next_iops\(now_s, nominal, collapsed\) returned .*: "
+                                         r"a change must come after now_s"):
+        run_core(*packed, iops=Bounded(iops))
+
+
+@pytest.mark.parametrize("outage", [
+    lambda after_s: (after_s, after_s), lambda after_s: (NAN, after_s + 10.0),
+], ids=["zero-length-at-once", "nan-start"])
+def test_an_outage_that_would_hold_time_is_an_error(packed: Packed,
+                                                    outage: Callable[[float], Any]) -> None:
+    with pytest.raises(ValueError, match=r"next_outage\(after_s\) returned"):
+        run_core(*packed, outage=Bounded(outage))
+
+
+def test_an_outage_that_never_comes_is_none(packed: Packed) -> None:
+    assert run_core(*packed, outage=lambda after_s: (INF, INF))["done"]
+
+
+@pytest.mark.parametrize("bad", [NAN, INF])
+def test_normals_must_be_finite(packed: Packed, bad: float) -> None:
+    with pytest.raises(ValueError, match=r"normals\(\) must return finite floats; item 1 is"):
+        run_core(*packed, normals=lambda: [0.5, bad])
+
+
+class FreshBits:
+    """A generator whose bit_generator is made afresh on every access: nothing else holds it."""
+
+    @property
+    def bit_generator(self) -> np.random.BitGenerator:
+        return np.random.PCG64(5)
+
+
+def test_a_bit_generator_that_nothing_else_holds_is_kept_alive_while_drawn_from(
+        packed: Packed) -> None:
+    params, tables, statics = packed
+    out = _core.run(params, tables, statics, zero_normals, no_outage, no_iops_change,
+                    FreshBits(), None)
+    assert out["done"]
+    expected = np.random.Generator(np.random.PCG64(5))
+    assert [_core.draw_below(FreshBits(), 1000) for _ in range(3)] == \
+        [int(expected.integers(1000))] * 3  # each draw from a fresh PCG64(5)
+
+
+@pytest.mark.parametrize(("generator", "error"), [
+    (object(), AttributeError), (type("NoCapsule", (), {"bit_generator": 1})(), AttributeError),
+    (type("NotACapsule", (), {"bit_generator": type("B", (), {"capsule": 1})()})(), ValueError),
+])
+def test_a_generator_without_a_bit_generator_is_an_error(generator: object,
+                                                         error: type[Exception]) -> None:
+    with pytest.raises(error):
+        _core.draw_below(generator, 10)
+
+
+def test_the_tie_break_draw_takes_no_bits_for_fewer_than_two() -> None:
+    ours, theirs = np.random.default_rng(3), np.random.default_rng(3)
+    assert _core.top_of(np.array([1.0]), ours) == (0, 1.0)
+    assert _core.top_of(np.array([], dtype=np.float64), ours)[0] is None
+    assert ours.random() == theirs.random()

@@ -47,3 +47,29 @@ def test_healthy_pool_drifts_on_its_interval() -> None:
 def test_a_pool_with_neither_drift_nor_collapses_never_changes() -> None:
     settings = StorageQosSettings(collapse_rate_per_hour=0.0, drift_interval_s=0.0)
     assert next_iops_change(np.random.default_rng(0), 0.0, 30_000.0, False, settings) is None
+
+
+class ZeroDraws:
+    """A generator whose exponential draws are all 0 (numpy's can be, once in about 2**45)."""
+
+    def __init__(self) -> None:
+        self._rng = np.random.default_rng(0)
+
+    def exponential(self, scale: float) -> float:
+        del scale
+        return 0.0
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._rng, name)
+
+
+def test_an_outage_of_zero_draws_still_ends_after_the_time_it_was_drawn_from() -> None:
+    outage = next_outage(ZeroDraws(), 500.0, FaultSettings(rate_per_node_hour=1.0))  # type: ignore[arg-type]
+    assert outage is not None and outage.start_s == 500.0 and outage.end_s > 500.0
+
+
+@pytest.mark.parametrize("collapsed", [False, True])
+def test_an_iops_change_of_zero_draws_still_comes_after_now(collapsed: bool) -> None:
+    settings = StorageQosSettings(collapse_rate_per_hour=3600.0)
+    change = next_iops_change(ZeroDraws(), 1e9, 30_000.0, collapsed, settings)  # type: ignore[arg-type]
+    assert change is not None and change.time_s > 1e9

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from dagpilot.core.config import FaultSettings, SimSettings, StorageQosSettings
+from dagpilot.core.errors import InvalidInput
 from dagpilot.core.scheduler import Placement
 from dagpilot.core.types import Disk, DiskKind, Toleration
 from dagpilot.core.view import ClusterView
@@ -290,7 +291,7 @@ def test_a_pod_tolerating_not_ready_may_be_bound_to_a_failed_node_and_waits() ->
 
 
 def test_job_ids_must_be_unique() -> None:
-    with pytest.raises(ValueError, match="j appear more than once"):
+    with pytest.raises(InvalidInput, match="j appear more than once"):
         simulate([job("j", task("a", 1)), job("j", task("b", 1))], cluster(node("n")),
                  FirstFit(), settings(), seed=0)
 

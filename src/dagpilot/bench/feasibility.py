@@ -7,6 +7,11 @@ are left to the schedulers.
 
 Poisson arrivals that bring no job before the horizon (a rate of a job an hour and a 10-minute
 horizon) would make every figure 0: refused with the rate and a horizon that would do.
+
+A job longer, even at ideal speed, than a run can stay busy (sim/sampling.py: MAX_SAMPLES
+samples, one every sample_interval_s) would have every run end at that limit with the job cut
+short, its figures meaningless: refused, unless a horizon ends the runs sooner, with the
+sampling interval that would do.
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from dagpilot.core.config import SimSettings
 from dagpilot.core.errors import DagpilotError, SpecError
 from dagpilot.core.types import Cluster, Job, NodeSpec, Resources, Task
+from dagpilot.sim.sampling import MAX_SAMPLES
 
 GIB = 2**30
 
@@ -116,3 +123,30 @@ def suggest_horizon(jobs_per_hour: float) -> str:
         return "(none: the rate is 0)"
     minutes = math.ceil(EXPECTED_ARRIVALS / jobs_per_hour * 60)
     return f"{minutes}m" if minutes < 120 else f"{math.ceil(minutes / 60)}h"
+
+
+class BeyondSampleBudget(DagpilotError):
+    """A job outlasts the longest a run can be busy."""
+
+    def __init__(self, job: Job, least_s: float, settings: SimSettings) -> None:
+        self.job_id = job.id
+        interval = settings.sample_interval_s
+        budget_s = MAX_SAMPLES * interval
+        wanted = math.ceil(2 * least_s / MAX_SAMPLES)  # room for restarts and slowdowns
+        super().__init__(
+            f"job {job.id!r} takes at least {least_s:.4g} s ({least_s / 86_400:.1f} days) at "
+            f"ideal speed, longer than a run can stay busy: it records at most "
+            f"{MAX_SAMPLES:,} samples, one every {interval:g} s ({budget_s / 86_400:.1f} days); "
+            f"set [sim] sample_interval_s = {wanted} or more in a --settings file (or a [sim] "
+            f"horizon_s below {budget_s:.4g} s, to cut the runs short)")
+
+
+def check_sample_budget(jobs: Sequence[Job], cluster: Cluster, settings: SimSettings) -> None:
+    """Raise BeyondSampleBudget for the first job whose critical path, on the fastest node,
+    is longer than MAX_SAMPLES ticks, unless the horizon ends every run before that."""
+    budget_s = MAX_SAMPLES * settings.sample_interval_s
+    fastest = max((node.cpu_speed for node in cluster.nodes), default=1.0)
+    for job in jobs:
+        least_s = job.critical_path_s / fastest
+        if least_s > budget_s and settings.horizon_s - job.arrival_s > budget_s:
+            raise BeyondSampleBudget(job, least_s, settings)

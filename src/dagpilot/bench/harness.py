@@ -1,8 +1,9 @@
 """`run_benchmark`: every (seed, scheduler) pair on the simulator, then `summary.json` and plots.
 
 Everything is checked before the first run (scheduler names, specs, a task that can never
-fit), so a mistake costs seconds, not a night. The design is paired: per seed the arrival
-sequence is drawn once and every scheduler runs on the same jobs with the same seed.
+fit, a job longer than a run can last), so a mistake costs seconds, not a night. The design is
+paired: per seed the arrival sequence is drawn once and every scheduler runs on the same jobs
+with the same seed.
 
 Poisson arrivals are set on the cluster's busiest resource (see offered_load). With a horizon,
 jobs arrive until it and each run goes on until every job has ended, but never past the
@@ -28,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from dagpilot.bench.bounds import lower_bound
-from dagpilot.bench.feasibility import check_arrivals, check_fits
+from dagpilot.bench.feasibility import check_arrivals, check_fits, check_sample_budget
 from dagpilot.bench.metrics import Window
 from dagpilot.bench.offered_load import (
     cpu_equivalent_cores,
@@ -143,6 +144,7 @@ def prepare(config: BenchConfig, settings: Settings, registry: Registry) -> Prep
     cluster = load_cluster(config.cluster, settings.loaders)
     jobs = load_workloads(config.workloads, settings)
     check_fits(jobs, cluster)
+    check_sample_budget(jobs, cluster, sim_settings(settings.sim, config, jobs))
     check_writable(config.out_dir)
     return Prepared(cluster, jobs, settings.sim.startup_median_s)
 

@@ -15,6 +15,7 @@ from dagpilot.core.types import Cluster, Job, Task
 from dagpilot.sim import physics
 from dagpilot.sim.cluster_state import NOT_READY_TAINT
 from dagpilot.sim.nodes import millicores
+from dagpilot.sim.sampling import MAX_SAMPLES
 
 Columns = dict[str, np.ndarray]
 NONE = -1
@@ -40,6 +41,7 @@ def params(settings: SimSettings) -> dict[str, float]:
         "engine_queue_size": float(settings.engine_queue_size),
         "oom_retry_limit": float(settings.oom_retry_limit),
         "startup_slots": float(settings.startup_slots_per_node),
+        "max_samples": float(MAX_SAMPLES),
         "on_membw": float(on.memory_bandwidth), "on_storage": float(on.storage_io),
         "on_network": float(on.network), "on_pcie": float(on.gpu_pcie),
         "on_memory": float(on.memory), "on_faults": float(on.faults),

@@ -22,8 +22,9 @@ from dagpilot.native.kube_statics import kube_statics
 from dagpilot.schedulers.kube_default import NAME as SCHEDULER
 from dagpilot.sim.engine import poll_phases
 from dagpilot.sim.faults import next_iops_change, next_outage
+from dagpilot.sim.input_checks import check_inputs
 from dagpilot.sim.record import JobRecord, PodRecord, RunRecord, Sample
-from dagpilot.sim.simulation import check_inputs
+from dagpilot.sim.sampling import MAX_SAMPLES
 from dagpilot.sim.streams import NORMAL_BLOCK, stream
 
 log = logging.getLogger(__name__)
@@ -37,7 +38,7 @@ def simulate_native(jobs: Sequence[Job], cluster: Cluster, settings: SimSettings
     from dagpilot.native import _core  # noqa: PLC0415  (built with the package; see available())
 
     started = time.perf_counter()
-    check_inputs(jobs, cluster)
+    check_inputs(jobs, cluster, settings)
     classes, statics = kube_statics(jobs, cluster)
     phases = poll_phases(stream(seed, "engine"), settings.poll_interval_s, len(jobs))
     tables = pack.tables(jobs, cluster, settings, classes, phases)
@@ -106,6 +107,10 @@ def _record(out: dict[str, Any], jobs: Sequence[Job], cluster: Cluster, settings
     record.decision_seconds = out["decision_seconds"]
     record.end_s = out["end_s"]
     record.interrupted = bool(out["interrupted"])
+    if out["sample_limit"]:
+        log.warning("run ended at %.0f s: it took the most samples a run records (%d, one every "
+                    "%g s while busy); a longer [sim] sample_interval_s lets it run longer",
+                    out["end_s"], MAX_SAMPLES, settings.sample_interval_s)
     if out["stalled"]:
         log.warning("run stalled at %.0f s: %d pods pending that the scheduler does not place",
                     out["stalled_at_s"], out["stalled_pending"])

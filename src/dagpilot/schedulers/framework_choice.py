@@ -1,6 +1,7 @@
 """FrameworkChoice: kube-scheduler's node selection for one pod: partial node search, weighted
 normalised scores over the feasible nodes, and a uniform draw among the top-scoring ones
-(`selectHost` keeps a reservoir sample of the nodes with the maximum score)."""
+(`selectHost` keeps a reservoir sample of the nodes with the maximum score). A NaN total is no
+score (top_nodes.py): when no candidate scores, the draw is among them all, the score NaN."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from dagpilot.decide.node_arrays import Bools, NodeArrays
 from dagpilot.decide.scoring import Scoring
 from dagpilot.schedulers.node_choice import Choice, NodeChoice
 from dagpilot.schedulers.node_sampling import first_feasible_indices, nodes_to_find
-from dagpilot.schedulers.top_nodes import TopNodes
+from dagpilot.schedulers.top_nodes import UNSCORED, TopNodes, top_of
 
 
 class FrameworkChoice(NodeChoice):
@@ -35,17 +36,15 @@ class FrameworkChoice(NodeChoice):
             raw, constant = separable
             best, winners = self._top.top(feasible, raw, nodes.log)
             pick = 0 if len(winners) == 1 else int(self._rng.integers(len(winners)))
-            return winners[pick], best + constant
+            return winners[pick], (float("nan") if best == UNSCORED else best + constant)
         candidates, examined = first_feasible_indices(feasible, self._start, limit)
         self._start = (self._start + examined) % total
         if separable is not None:
             raw, constant = separable
-            totals = raw[candidates]
-            best = totals.max()
-            return self._draw(candidates[totals == best], best + constant)
-        totals = self._scoring.totals(pod.task, nodes, candidates)
-        best = totals[totals.argmax()]
-        return self._draw(candidates[totals == best], best)
+            best, positions = top_of(raw[candidates])
+            return self._draw(candidates[positions], best + constant)
+        best, positions = top_of(self._scoring.totals(pod.task, nodes, candidates))
+        return self._draw(candidates[positions], best)
 
     def _draw(self, winners: npt.NDArray[np.intp], best: float) -> Choice:
         """`selectHost`: a uniform draw among the nodes with the top score."""

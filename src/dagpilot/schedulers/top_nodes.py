@@ -6,18 +6,41 @@ takes a few vector passes per pod; but between two decisions only the rows the N
 change (usually the one node the previous pod went to), so the top is updated row by row: a row
 that rises above the best becomes the only winner, one that reaches it joins the winners, one
 that leaves it is dropped, and only when no winner is left is the top recomputed.
+
+A total that is NaN is no score: it ranks below every number (UNSCORED), so such a node wins
+only when no candidate scores, and then they all tie and kube-default draws among them all;
+the choice's score is then NaN. The native kube-default does the same (csrc/kube_choice.c,
+held to `top_of` by tests/native/test_native_equals_python.py).
 """
 
 from __future__ import annotations
 
+import math
+import sys
 from bisect import insort
 
 import numpy as np
+import numpy.typing as npt
 
 from dagpilot.decide.node_arrays import Bools, Floats
 from dagpilot.decide.node_log import NodeLog
 
 MAX_TRACKED = 256  # masks followed at once; past this the oldest are forgotten
+UNSCORED = -sys.float_info.max  # a NaN total: below every score, above an infeasible node
+
+
+def scored(totals: Floats) -> Floats:
+    """The totals with NaN (no score) as UNSCORED; the same array when none is NaN."""
+    unscored = np.isnan(totals)
+    return np.where(unscored, UNSCORED, totals) if unscored.any() else totals
+
+
+def top_of(totals: Floats) -> tuple[float, npt.NDArray[np.intp]]:
+    """(the best of the candidates' totals, the positions of those that have it, in order);
+    when no candidate scores, every position, and NaN."""
+    ranked = scored(totals)
+    best = float(ranked.max())
+    return (float("nan") if best == UNSCORED else best), np.flatnonzero(ranked == best)
 
 
 class _Top:
@@ -26,7 +49,8 @@ class _Top:
     def __init__(self, feasible: Bools, totals: Floats) -> None:
         self.feasible = feasible
         self.totals = totals
-        self.masked: Floats = np.where(feasible, totals, -np.inf)  # -inf where it does not fit
+        # -inf where it does not fit, UNSCORED where the total is NaN
+        self.masked: Floats = np.where(feasible, scored(totals), -np.inf)
         self.best = float(self.masked.max())
         self.winners: list[int] = (self.masked == self.best).nonzero()[0].tolist()
         self.log: NodeLog | None = None
@@ -37,6 +61,8 @@ class _Top:
         best, winners = self.best, self.winners
         for row in rows:
             new = float(totals[row]) if feasible[row] else -np.inf
+            if math.isnan(new):  # no score
+                new = UNSCORED
             old = float(masked[row])
             if new == old:
                 continue
@@ -61,8 +87,9 @@ class TopNodes:
         self._tops: dict[int, _Top] = {}
 
     def top(self, feasible: Bools, totals: Floats, log: NodeLog | None) -> tuple[float, list[int]]:
-        """(the best total among the feasible nodes, the nodes that have it, in index order).
-        The list is shared: do not modify."""
+        """(the best total among the feasible nodes, the nodes that have it, in index order;
+        UNSCORED and every feasible node when none scores). The list is shared: do not
+        modify."""
         top = self._tops.get(id(feasible))
         rows = None
         if top is not None and top.feasible is feasible and top.totals is totals \

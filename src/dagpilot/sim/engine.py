@@ -103,6 +103,8 @@ class Engine:
         self.in_system = 0
         self.ended = 0
         self.outstanding = 0  # arrival and submit events ahead: work the engine will do unasked
+        self.arrived = 0
+        self._arrivals: list[float] = []  # every job's arrival event time, ascending
 
     def add(self, jobs: Sequence[Job]) -> None:
         phases = poll_phases(self._rng, self._settings.poll_interval_s, len(jobs))
@@ -110,11 +112,23 @@ class Engine:
             run = JobRun(job, index, phase)
             self.runs.append(run)
             self.outstanding += 1
-            self._kernel.schedule(max(job.arrival_s, self._kernel.now_s), Order.ARRIVAL,
-                                  self._on_arrival, run)
+            arrival_s = max(job.arrival_s, self._kernel.now_s)
+            self._arrivals.append(arrival_s)
+            self._kernel.schedule(arrival_s, Order.ARRIVAL, self._on_arrival, run)
+        self._arrivals.sort()
+
+    def next_arrival_s(self) -> float:
+        """When the next job arrives (arrivals run in time order); infinity when all have."""
+        arrivals = self._arrivals
+        return arrivals[self.arrived] if self.arrived < len(arrivals) else math.inf
+
+    def only_arrivals_ahead(self) -> bool:
+        """Whether all the engine has ahead is jobs to arrive: no pod to create or retry."""
+        return self.outstanding == len(self._arrivals) - self.arrived
 
     def _on_arrival(self, run: JobRun, _: int) -> None:
         self.outstanding -= 1
+        self.arrived += 1
         run.arrived = True
         self.in_system += 1
         if not run.job.tasks:

@@ -1,7 +1,10 @@
 """Seeded background processes: NotReady periods of nodes and the IOPS of shared storage pools.
 
 Both draw only from their own random streams and never depend on what the scheduler does, so
-every scheduler meets the same faults and the same QoS collapses for a given seed.
+every scheduler meets the same faults and the same QoS collapses for a given seed. Both always
+move time on: an outage ends after the time it was drawn from, and a change of IOPS comes after
+the time it was drawn at (the native core refuses anything else from them), so neither process
+can hold a run at one instant.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ def next_outage(rng: np.random.Generator, after_s: float, settings: FaultSetting
     start = after_s + float(rng.exponential(3600.0 / settings.rate_per_node_hour))
     duration = float(rng.exponential(settings.mean_duration_s))
     cause = FAULT_CAUSES[int(rng.integers(len(FAULT_CAUSES)))]
-    return Outage(start, start + duration, cause)
+    return Outage(start, _later(after_s, start + duration), cause)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,15 +62,22 @@ def next_iops_change(rng: np.random.Generator, now_s: float, nominal_iops: float
     """
     if collapsed:
         recovery = now_s + float(rng.exponential(settings.collapse_mean_s))
-        return IopsChange(recovery, _drifted(rng, nominal_iops, settings), False)
+        return IopsChange(_later(now_s, recovery), _drifted(rng, nominal_iops, settings), False)
     rate, interval = settings.collapse_rate_per_hour, settings.drift_interval_s
     if rate <= 0.0 and interval <= 0.0:
         return None
     collapse_in = float(rng.exponential(3600.0 / rate)) if rate > 0.0 else math.inf
     if interval <= 0.0 or collapse_in < interval:
         iops = float(rng.uniform(settings.collapse_min_iops, settings.collapse_max_iops))
-        return IopsChange(now_s + collapse_in, iops, True)
-    return IopsChange(now_s + interval, _drifted(rng, nominal_iops, settings), False)
+        return IopsChange(_later(now_s, now_s + collapse_in), iops, True)
+    return IopsChange(_later(now_s, now_s + interval), _drifted(rng, nominal_iops, settings),
+                      False)
+
+
+def _later(now_s: float, time_s: float) -> float:
+    """`time_s`, or the next float after `now_s` when a draw of 0 (or one below the resolution
+    of `now_s`) left it there."""
+    return time_s if time_s > now_s else math.nextafter(now_s, math.inf)
 
 
 def _drifted(rng: np.random.Generator, nominal_iops: float, settings: StorageQosSettings) -> float:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import math
-from collections import Counter
 from collections.abc import Iterator, Sequence
 
 from dagpilot.core.config import SimSettings
@@ -21,12 +20,14 @@ from dagpilot.core.view import PodRef
 from dagpilot.sim.cluster_state import ClusterState
 from dagpilot.sim.engine import Engine, JobRun, StartupDelays, next_poll
 from dagpilot.sim.faults import Outage, next_iops_change, next_outage
+from dagpilot.sim.input_checks import check_inputs
 from dagpilot.sim.kernel import Kernel, Order
 from dagpilot.sim.nodes import SimNode, StoragePool
 from dagpilot.sim.pod import Phase, PodRun
 from dagpilot.sim.progress import Progress
 from dagpilot.sim.record import RunRecord
 from dagpilot.sim.recorder import Recorder
+from dagpilot.sim.sampling import MAX_SAMPLES, next_tick
 from dagpilot.sim.startup import StartupSlots
 from dagpilot.sim.streams import stream
 
@@ -35,22 +36,12 @@ log = logging.getLogger(__name__)
 IDLE_ROUNDS = 2  # decision rounds with nothing in flight and nothing placed before a run stalls
 
 
-def check_inputs(jobs: Sequence[Job], cluster: Cluster) -> None:
-    slow = [node.name for node in cluster.nodes if not node.cpu_speed > 0.0]
-    if slow:
-        raise ValueError(f"nodes need a positive cpu_speed: {', '.join(slow[:5])}")
-    twice = [job_id for job_id, count in Counter(job.id for job in jobs).items() if count > 1]
-    if twice:
-        raise ValueError(f"job ids must be unique within a run: {', '.join(twice[:5])} "
-                         "appear more than once")
-
-
 class Simulation:
     """A run in progress. `state` is the ClusterView schedulers read."""
 
     def __init__(self, jobs: Sequence[Job], cluster: Cluster, settings: SimSettings, seed: int,
                  scheduler_name: str) -> None:
-        check_inputs(jobs, cluster)
+        check_inputs(jobs, cluster, settings)
         self.settings = settings
         self.switches = switches = settings.physics.effective()
         self.kernel = Kernel()
@@ -74,6 +65,7 @@ class Simulation:
         self.end_s = 0.0
         self._dirty = False  # something changed that could let a pending pod be placed
         self._tick = False  # a metrics sample was taken this instant
+        self._sample_index = 0  # the grid index of the next metrics scrape (sim/sampling.py)
         self._idle = 0
         self._closed = False
         self.engine.add(jobs)
@@ -120,6 +112,7 @@ class Simulation:
         # bound once: this loop runs once per simulated instant
         pending_count, next_time, run_instant = (state.pending_count, kernel.next_time,
                                                  kernel.run_instant)
+        samples = self.record.samples
         while True:
             if self._tick or pending_count() != recorder.last_pending:
                 recorder.sample(kernel.now_s, self._tick)
@@ -127,6 +120,13 @@ class Simulation:
             if engine.ended == total_jobs or (
                     not (state.bound_pods or engine.outstanding or state.nodes_down)
                     and self._stalled()):
+                self._finish(kernel.now_s)
+                return cost
+            if len(samples) >= MAX_SAMPLES:
+                log.warning("run ended at %.0f s: it took the most samples a run records (%d, "
+                            "one every %g s while busy); a longer [sim] sample_interval_s lets "
+                            "it run longer", kernel.now_s, MAX_SAMPLES,
+                            self.settings.sample_interval_s)
                 self._finish(kernel.now_s)
                 return cost
             next_s = next_time()
@@ -258,9 +258,12 @@ class Simulation:
         progress.touched_nodes.clear()
         progress.touched_pools.clear()
         self._tick = self._dirty = True
+        quiet = not (self.state.pending_count() or self.state.bound_pods) \
+            and self.engine.only_arrivals_ahead()
         interval = self.settings.sample_interval_s
-        if interval > 0.0:
-            self.kernel.schedule(now + interval, Order.SAMPLE, self._on_sample)
+        self._sample_index = next_tick(self._sample_index, interval,
+                                       self.engine.next_arrival_s() if quiet else None)
+        self.kernel.schedule(self._sample_index * interval, Order.SAMPLE, self._on_sample)
 
     def _schedule_outage(self, node: SimNode, after_s: float) -> None:
         outage = next_outage(self._faults_rng, after_s, self.settings.faults)

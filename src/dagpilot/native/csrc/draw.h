@@ -16,11 +16,13 @@ typedef struct {
     uint64_t (*next_raw)(void *state);
 } BitGen;
 
-/* The bit generator of a numpy Generator (its `bit_generator.capsule`), or NULL with a Python
- * exception set. The Generator must outlive its use. */
-BitGen *bitgen_of(PyObject *generator);
+/* The bit generator of a numpy Generator (its `bit_generator.capsule`), with a new reference
+ * to the bit generator in *owner that keeps the struct alive: release it after the last draw.
+ * NULL (and *owner NULL) with a Python exception set. */
+BitGen *bitgen_of(PyObject *generator, PyObject **owner);
 
-/* A uniform integer in [0, n), 1 <= n <= 2^32, taking the bits Generator.integers(n) takes. */
+/* A uniform integer in [0, n), n <= 2^32, taking the bits Generator.integers(n) takes; 0,
+ * drawing nothing, for n <= 1. */
 int64_t draw_below(BitGen *bitgen, int64_t n);
 
 #endif

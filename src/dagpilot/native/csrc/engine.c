@@ -79,7 +79,18 @@ static void fail(Sim *sim, int32_t index) {
     on_job_ended(sim, index);
 }
 
+static int ascending(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 void engine_add(Sim *sim) {
+    sim->arrivals = zeroed((size_t)sim->job_count, sizeof(double));
+    if (sim->arrivals == NULL) {
+        sim->error = 1;
+        PyErr_NoMemory();
+        return;
+    }
     for (int32_t index = 0; index < sim->job_count; index++) {
         Job *job = &sim->jobs[index];
         job->finish_s = NAN;
@@ -87,13 +98,20 @@ void engine_add(Sim *sim) {
         job->tasks_left = job->task_count;
         sim->outstanding++;
         double at = job->arrival_s > sim->now_s ? job->arrival_s : sim->now_s;
+        sim->arrivals[index] = at;
         schedule(sim, at, O_ARRIVAL, E_ARRIVAL, index, 0);
     }
+    qsort(sim->arrivals, (size_t)sim->job_count, sizeof(double), ascending);
+}
+
+int engine_only_arrivals_ahead(const Sim *sim) {
+    return sim->outstanding == (int64_t)sim->job_count - sim->arrived;
 }
 
 void engine_on_arrival(Sim *sim, int32_t index) {
     Job *job = &sim->jobs[index];
     sim->outstanding--;
+    sim->arrived++;
     job->arrived = 1;
     sim->in_system++;
     if (job->task_count == 0) {

@@ -1,12 +1,17 @@
-/* The references between the run's tables (dagpilot/native/pack.py) checked once read: every
- * index one table holds into another in range, so that the core never reads or writes outside
- * its arrays; each failure a ValueError naming the table, column and row. */
+/* The run's inputs (dagpilot/native/pack.py) checked once read: every index one table holds
+ * into another in range, so that the core never reads or writes outside its arrays, and every
+ * float a number in its range (checks.h), so that no NaN or infinity reaches a rate, a score or
+ * an event time; each failure a ValueError naming the table, column and row. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "checks.h"
 #include "inputs.h"
 
 /* Amounts (millicores, bytes) stay below 2**53: exact as doubles, and what a node adds up of
@@ -185,5 +190,138 @@ int check_references(const Sim *sim, const ArrayLengths *lengths) {
         if (!check_node(sim, n, lengths)) return 0;
     for (int32_t p = 0; p < sim->pool_count; p++)
         if (!check_pool(sim, p, lengths->pool_nodes)) return 0;
+    return 1;
+}
+
+/* --- numbers ------------------------------------------------------------------------------ */
+
+int follows(double value, const NumberRule *rule) {
+    if (isnan(value)) return (rule->flags & NAN_MEANS_NONE) != 0;
+    if (value == -INFINITY && (rule->flags & MINUS_INF_OK)) return 1;
+    int above = (rule->flags & ABOVE_LOW) ? value > rule->low : value >= rule->low;
+    return above && value <= rule->high && (!(rule->flags & WHOLE) || value == floor(value));
+}
+
+/* "a number from 0 to 1e+12" and the like, into text. */
+static void describe(const NumberRule *rule, char *text, size_t size) {
+    int above = (rule->flags & ABOVE_LOW) != 0;
+    snprintf(text, size, "a %s %s %.9g %s %.9g%s%s", rule->flags & WHOLE ? "whole number"
+             : "number", above ? "above" : "from", rule->low, above ? "and at most" : "to",
+             rule->high, rule->flags & NAN_MEANS_NONE ? ", or NaN (none)" : "",
+             rule->flags & MINUS_INF_OK ? ", or -inf" : "");
+}
+
+int check_numbers(const char *table, const char *column, const void *first, size_t stride,
+                  int64_t count, const NumberRule *rule) {
+    for (int64_t i = 0; i < count; i++) {
+        double value;
+        memcpy(&value, (const char *)first + (size_t)i * stride, sizeof(double));
+        if (!follows(value, rule)) {
+            char wanted[160];
+            describe(rule, wanted, sizeof(wanted));
+            return bad_value(table, column, i, "%.17g is not %s", value, wanted);
+        }
+    }
+    return 1;
+}
+
+static const NumberRule TIME = {0.0, MAX_TIME_S, 0};
+static const NumberRule SHARE = {0.0, 1.0, 0};
+static const NumberRule CORES = {0.0, MAX_CORES, 0};
+static const NumberRule FIGURE = {0.0, MAX_FIGURE, 0};
+static const NumberRule SPEED = {0.0, MAX_CORES, ABOVE_LOW};
+
+typedef struct {
+    const char *column;
+    size_t offset;
+    const NumberRule *rule;
+} FloatField;
+
+#define TASK_FLOAT(name, rule) {#name, offsetof(TaskSpec, name), &rule}
+static const FloatField TASK_FLOATS[] = {
+    TASK_FLOAT(cpu, CORES), TASK_FLOAT(runtime_s, TIME), TASK_FLOAT(cpu_used, CORES),
+    TASK_FLOAT(membw_share, SHARE), TASK_FLOAT(io_share, SHARE), TASK_FLOAT(comm_share, SHARE),
+    TASK_FLOAT(membw, FIGURE), TASK_FLOAT(iops, FIGURE), {NULL, 0, NULL}};
+
+#define NODE_FLOAT(name, rule) {#name, offsetof(NodeSpecC, name), &rule}
+static const FloatField NODE_FLOATS[] = {
+    NODE_FLOAT(cpu, CORES), NODE_FLOAT(speed, SPEED), NODE_FLOAT(membw_capacity, FIGURE),
+    {NULL, 0, NULL}};
+
+static const FloatField JOB_FLOATS[] = {
+    {"arrival_s", offsetof(Job, arrival_s), &TIME}, {"phase_s", offsetof(Job, phase_s), &TIME},
+    {NULL, 0, NULL}};
+
+static const FloatField POOL_FLOATS[] = {
+    {"nominal_iops", offsetof(Pool, nominal_iops), &FIGURE},
+    {"service_ms", offsetof(Pool, service_ms), &FIGURE}, {NULL, 0, NULL}};
+
+static int check_fields(const char *table, const FloatField *fields, const void *rows,
+                        size_t stride, int64_t count) {
+    for (const FloatField *f = fields; f->column != NULL; f++)
+        if (!check_numbers(table, f->column, (const char *)rows + f->offset, stride, count,
+                           f->rule))
+            return 0;
+    return 1;
+}
+
+int check_figures(const Sim *sim, const ArrayLengths *lengths) {
+    return check_fields("tasks", TASK_FLOATS, sim->tasks, sizeof(TaskSpec), sim->task_count)
+        && check_fields("nodes", NODE_FLOATS, sim->specs, sizeof(NodeSpecC), sim->node_count)
+        && check_fields("jobs", JOB_FLOATS, sim->jobs, sizeof(Job), sim->job_count)
+        && check_fields("pools", POOL_FLOATS, sim->pools, sizeof(Pool), sim->pool_count)
+        && check_numbers("arrays", "instance_runtimes_s", sim->instance_runtimes_s,
+                         sizeof(double), lengths->runtimes, &TIME)
+        && check_numbers("arrays", "instance_iops", sim->instance_iops, sizeof(double),
+                         lengths->iops, &FIGURE);
+}
+
+/* --- settings ------------------------------------------------------------------------------ */
+
+static const NumberRule HORIZON = {0.0, INFINITY, ABOVE_LOW};
+static const NumberRule SAMPLE_INTERVAL = {MIN_SAMPLE_INTERVAL_S, MAX_TIME_S, 0};
+static const NumberRule SIGMA = {0.0, 5.0, 0};
+static const NumberRule PARAMETER = {0.0, 1e6, 0};
+static const NumberRule POSITIVE_PARAMETER = {0.0, 1e6, ABOVE_LOW};
+
+static const FloatField PARAM_FLOATS[] = {
+    {"horizon_s", offsetof(Params, horizon_s), &HORIZON},
+    {"poll_interval_s", offsetof(Params, poll_interval_s), &TIME},
+    {"submit_latency_s", offsetof(Params, submit_latency_s), &TIME},
+    {"sample_interval_s", offsetof(Params, sample_interval_s), &SAMPLE_INTERVAL},
+    {"startup_median_s", offsetof(Params, startup_median_s), &TIME},
+    {"startup_sigma", offsetof(Params, startup_sigma), &SIGMA},
+    {"retry_backoff_s", offsetof(Params, retry_backoff_s), &TIME},
+    {"retry_backoff_max_s", offsetof(Params, retry_backoff_max_s), &TIME},
+    {"membw_knee", offsetof(Params, membw_knee), &PARAMETER},
+    {"membw_saturation_mbpi", offsetof(Params, membw_saturation_mbpi), &PARAMETER},
+    {"membw_cache_miss_factor", offsetof(Params, membw_cache_miss_factor), &PARAMETER},
+    {"io_level1_ms", offsetof(Params, io_level_ms[0]), &PARAMETER},
+    {"io_level2_ms", offsetof(Params, io_level_ms[1]), &PARAMETER},
+    {"io_level3_ms", offsetof(Params, io_level_ms[2]), &PARAMETER},
+    {"io_level1_factor", offsetof(Params, io_level_factor[0]), &PARAMETER},
+    {"io_level2_factor", offsetof(Params, io_level_factor[1]), &PARAMETER},
+    {"io_level3_factor", offsetof(Params, io_level_factor[2]), &PARAMETER},
+    {"rtt_same_node_ms", offsetof(Params, rtt_ms[0]), &PARAMETER},
+    {"rtt_same_rack_ms", offsetof(Params, rtt_ms[1]), &POSITIVE_PARAMETER},  /* a divisor */
+    {"rtt_cross_rack_ms", offsetof(Params, rtt_ms[2]), &PARAMETER},
+    {"rtt_cross_zone_ms", offsetof(Params, rtt_ms[3]), &PARAMETER},
+    {"network_latency_sensitivity", offsetof(Params, network_latency_sensitivity), &PARAMETER},
+    {"pcie_cross_complex_factor", offsetof(Params, pcie_cross_complex_factor), &PARAMETER},
+    {NULL, 0, NULL}};
+
+int check_params(const Params *p) {
+    for (const FloatField *f = PARAM_FLOATS; f->column != NULL; f++) {
+        double value;
+        memcpy(&value, (const char *)p + f->offset, sizeof(double));
+        if (!follows(value, f->rule)) {
+            char wanted[160], shown[32];
+            describe(f->rule, wanted, sizeof(wanted));
+            snprintf(shown, sizeof(shown), "%.17g", value);
+            PyErr_Format(PyExc_ValueError, "native run: params.%s is %s, not %s", f->column,
+                         shown, wanted);
+            return 0;
+        }
+    }
     return 1;
 }

@@ -179,9 +179,10 @@ int read_params(PyObject *d, Params *p) {
         && PARAM_DOUBLE("retry_backoff_s", &p->retry_backoff_s)
         && PARAM_DOUBLE("retry_backoff_max_s", &p->retry_backoff_max_s)
         && PARAM_INT("release_at_poll", &p->release_at_poll)
-        && PARAM_INT("engine_queue_size", &p->engine_queue_size)
-        && PARAM_INT("oom_retry_limit", &p->oom_retry_limit)
+        && read_int(d, "params", "engine_queue_size", 0, &p->engine_queue_size)
+        && read_int(d, "params", "oom_retry_limit", 0, &p->oom_retry_limit)
         && read_int(d, "params", "startup_slots", 0, &p->startup_slots)
+        && read_int(d, "params", "max_samples", 1, &p->max_samples)
         && PARAM_INT("on_membw", &p->on_membw) && PARAM_INT("on_storage", &p->on_storage)
         && PARAM_INT("on_network", &p->on_network) && PARAM_INT("on_pcie", &p->on_pcie)
         && PARAM_INT("on_memory", &p->on_memory) && PARAM_INT("on_faults", &p->on_faults)
@@ -199,7 +200,8 @@ int read_params(PyObject *d, Params *p) {
         && PARAM_DOUBLE("rtt_cross_rack_ms", &p->rtt_ms[2])
         && PARAM_DOUBLE("rtt_cross_zone_ms", &p->rtt_ms[3])
         && PARAM_DOUBLE("network_latency_sensitivity", &p->network_latency_sensitivity)
-        && PARAM_DOUBLE("pcie_cross_complex_factor", &p->pcie_cross_complex_factor);
+        && PARAM_DOUBLE("pcie_cross_complex_factor", &p->pcie_cross_complex_factor)
+        && check_params(p);
 }
 
 /* --- the tables ------------------------------------------------------------------------- */
@@ -259,5 +261,6 @@ int read_inputs(Sim *sim, PyObject *tables) {
                        sim->node_count)
         && read_fields(jobs, "jobs", JOB_FIELDS, sim->jobs, sizeof(Job), sim->job_count)
         && read_fields(pools, "pools", POOL_FIELDS, sim->pools, sizeof(Pool), sim->pool_count)
-        && read_arrays(sim, arrays, &lengths) && check_references(sim, &lengths);
+        && read_arrays(sim, arrays, &lengths) && check_references(sim, &lengths)
+        && check_figures(sim, &lengths);
 }

@@ -21,6 +21,13 @@ typedef struct {
  * `lengths`) within range (input_checks.c); 0 with a ValueError naming table, column, row. */
 int check_references(const Sim *sim, const ArrayLengths *lengths);
 
+/* Every float of the tables read into the Sim a number in its range (checks.h); 0 with a
+ * ValueError naming table, column, row. */
+int check_figures(const Sim *sim, const ArrayLengths *lengths);
+
+/* Every float setting of pack.params in its range; 0 with a ValueError naming it. */
+int check_params(const Params *p);
+
 /* The tables of pack.tables into the Sim's specs, checked; 0 with an exception set. */
 int read_inputs(Sim *sim, PyObject *tables);
 

@@ -73,6 +73,10 @@ static int place_next(Kube *k, const NodeView *nodes, double now_s, int64_t *uid
             const uint8_t *feasible = kube_feasible_nodes(k, g->klass, nodes, &count);
             if (count > 0) {
                 *node = kube_choose(k, g->klass, feasible, count, nodes, score);
+                if (*node == NONE) {  /* a mask that held none of the nodes it counted */
+                    PyErr_SetString(PyExc_RuntimeError, "kube: no candidate node in the mask");
+                    return -1;
+                }
                 *uid = kube_queue_take(g);
                 kube_pending_taken(k, *uid);
                 return 1;

@@ -39,8 +39,16 @@ void kube_pending_removed(Kube *k, int64_t uid);
 
 /* Scheduler.decide: 1 with the pod uid, node index and score of the placement, or 0 (None);
  * -1 with a Python exception set when an earlier notification failed (out of memory, or a pod
- * whose task is not of this run). */
+ * whose task is not of this run), or a feasibility mask held no node after all. */
 int kube_decide(Kube *k, const NodeView *nodes, double now_s, int64_t *uid, int32_t *node,
                 double *score);
+
+/* The best of totals[0..count) and the positions that have it (into winners, room for count),
+ * in order; how many. A NaN total is no score: it ranks below every number, so when every total
+ * is NaN every position ties (and *best is NaN). schedulers/top_nodes.py top_of, in C. */
+int32_t kube_top(const double *totals, int32_t count, int32_t *winners, double *best);
+
+/* selectHost's draw of one of `count` winners (none when there is one), or NONE for none. */
+int32_t kube_pick(int32_t count, DrawFn draw, void *draw_context);
 
 #endif

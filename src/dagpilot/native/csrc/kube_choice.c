@@ -5,11 +5,15 @@
  * again only on the rows whose allocation changed. */
 #include "kube_internal.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CACHE_ENTRIES (1 << 22) /* node entries over all classes' caches (64 MiB at most) */
+/* A total that is NaN is no score (schedulers/top_nodes.py UNSCORED): it ranks below every
+ * number, so such a candidate wins only when no candidate scores, and then they all tie. */
+#define UNSCORED (-DBL_MAX)
 
 /* ---- allocation totals, cached ------------------------------------------------------------ */
 
@@ -110,32 +114,43 @@ static int32_t first_feasible(Kube *k, const uint8_t *feasible, int32_t limit, i
     int32_t wrapped = collect(feasible, 0, start, limit - high, k->winners);
     memmove(k->candidates + wrapped, k->candidates, (size_t)high * sizeof(int32_t));
     memcpy(k->candidates, k->winners, (size_t)wrapped * sizeof(int32_t));
-    *examined = k->winners[wrapped - 1] + total - start + 1;
-    return limit;
+    /* (none wrapped only if `count` overstated the mask: then every node was examined) */
+    *examined = wrapped > 0 ? k->winners[wrapped - 1] + total - start + 1 : total;
+    return high + wrapped;
 }
 
-/* selectHost: a uniform draw among the winners, only when there is more than one. */
-static int32_t draw_winner(Kube *k, int32_t count)
+int32_t kube_top(const double *totals, int32_t count, int32_t *winners, double *best)
 {
-    return k->winners[count == 1 ? 0 : k->draw(k->draw_context, count)];
-}
-
-/* The best of totals[0..count) and the candidates that have it, into winners. */
-static int32_t top_candidates(Kube *k, int32_t count, double *best)
-{
-    int32_t winners = 0;
+    int32_t found = 0;
     double top = -INFINITY;
     for (int32_t i = 0; i < count; i++) {
-        double total = k->totals[i];
+        double total = isnan(totals[i]) ? UNSCORED : totals[i];
         if (total > top) {
             top = total;
-            winners = 0;
+            found = 0;
         }
-        k->winners[winners] = k->candidates[i];  /* kept only on a tie: no branch to mispredict */
-        winners += total == top;
+        winners[found] = i;  /* kept only on a tie: no branch to mispredict */
+        found += total == top;
     }
-    *best = top;
-    return winners;
+    *best = found > 0 && top == UNSCORED ? NAN : top;
+    return found;
+}
+
+int32_t kube_pick(int32_t count, DrawFn draw, void *draw_context)
+{
+    if (count < 1)
+        return NONE;
+    return count == 1 ? 0 : (int32_t)draw(draw_context, count);
+}
+
+/* selectHost over the best candidates: a uniform draw among those with the top total (every
+ * candidate when none scores); the node, its total in *best (NaN when none scores), or NONE
+ * when there is no candidate. */
+static int32_t draw_winner(Kube *k, int32_t count, double *best)
+{
+    int32_t pick = kube_pick(kube_top(k->totals, count, k->winners, best), k->draw,
+                             k->draw_context);
+    return pick == NONE ? NONE : k->candidates[k->winners[pick]];
 }
 
 /* TopNodes, for a separable class when the search takes every node: the best allocation
@@ -150,9 +165,9 @@ static int32_t choose_among_all(Kube *k, int32_t klass, Scored *cache, const uin
             k->candidates[count] = i;
             k->totals[count++] = cached_total(k, cache, klass, i, nodes);
         }
-    int32_t winners = top_candidates(k, count, &best);
+    int32_t node = draw_winner(k, count, &best);
     *score = best + constant;
-    return draw_winner(k, winners);
+    return node;
 }
 
 /* The partial search's candidates, then their totals: allocation totals plus `constant` for
@@ -162,7 +177,7 @@ static int32_t choose_among_found(Kube *k, int32_t klass, Scored *cache, const u
                                   double *score)
 {
     int separable = !isnan(constant);
-    int32_t examined, winners;
+    int32_t examined;
     int32_t count = first_feasible(k, feasible, k->s.limit, feasible_count, &examined);
     double best;
     k->start = (k->start + examined) % k->node_count;
@@ -171,13 +186,14 @@ static int32_t choose_among_found(Kube *k, int32_t klass, Scored *cache, const u
             k->totals[i] = cached_total(k, cache, klass, k->candidates[i], nodes);
     else
         weighted_totals(k, cache, klass, count, nodes);
-    winners = top_candidates(k, count, &best);
+    int32_t node = draw_winner(k, count, &best);
     *score = separable ? best + constant : best;
-    return draw_winner(k, winners);
+    return node;
 }
 
 /* FrameworkChoice.choose for a pod of `klass`, over the `feasible` nodes (at least one): the
- * node, and its score in *score. */
+ * node (NONE if the mask held none after all), and its score in *score (NaN when no candidate
+ * scores). */
 int32_t kube_choose(Kube *k, int32_t klass, const uint8_t *feasible, int32_t feasible_count,
                     const NodeView *nodes, double *score)
 {

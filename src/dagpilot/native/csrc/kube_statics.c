@@ -1,9 +1,12 @@
 /* Reading the statics dict that native/kube_statics.py builds: each array checked for its kind
- * and shape and copied, every index checked against its range. */
+ * and shape and copied, every index checked against its range, every float against its rule
+ * (checks.h): whole capacities and requests, so that every score and total is a number. */
 #include "kube_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "checks.h"
 
 /* Whether a buffer format names the element kind ('d', 'B', 'i', 'q') for this platform. */
 static int format_is(const char *format, char kind)
@@ -134,12 +137,49 @@ static int read_static_plugins(Kube *k, PyObject *statics)
     return 0;
 }
 
+/* capacity_positive says whether every capacity is positive, as ClusterStatics computes it:
+ * the scores divide by the capacities only when it is set. */
+static int check_capacity_positive(const Kube *k)
+{
+    int positive = 1;
+    for (int32_t i = 0; i < 2 * k->node_count; i++)
+        positive &= k->s.capacity_milli[i] > 0.0;
+    if (positive == (k->s.capacity_positive != 0))
+        return 0;
+    PyErr_Format(PyExc_ValueError, "kube statics: capacity_positive is %d, but %s capacity_milli "
+                 "is positive", (int)k->s.capacity_positive, positive ? "every" : "not every");
+    return -1;
+}
+
+/* Every float array's values by its rule; -1 with a ValueError naming the array and row. */
+static int check_floats(const Kube *k)
+{
+    static const NumberRule amount = {0.0, MAX_AMOUNT_F, WHOLE};
+    static const NumberRule need = {0.0, MAX_AMOUNT_F, MINUS_INF_OK};
+    static const NumberRule raw = {-MAX_AMOUNT_F, MAX_AMOUNT_F, WHOLE};
+    static const NumberRule constant = {-MAX_AMOUNT_F, MAX_AMOUNT_F, NAN_MEANS_NONE};
+    static const NumberRule weight = {-1048576.0, 1048576.0, 0};
+    static const NumberRule separable = {-1e30, 1e30, NAN_MEANS_NONE};
+    const Statics *s = &k->s;
+    int64_t n = k->node_count, c = k->class_count, kc = k->constraint_count, p = k->plugin_count;
+    const char *t = "kube statics";
+    return check_numbers(t, "capacity_milli", s->capacity_milli, 8, 2 * n, &amount) &&
+           check_numbers(t, "need", s->need, 8, 3 * c, &need) &&
+           check_numbers(t, "request_least", s->request_least, 8, 2 * c, &amount) &&
+           check_numbers(t, "request_balanced", s->request_balanced, 8, 2 * c, &amount) &&
+           check_numbers(t, "static_raw", s->static_raw, 8, p * kc * n, &raw) &&
+           check_numbers(t, "static_constant", s->static_constant, 8, p * kc, &constant) &&
+           check_numbers(t, "static_weight", s->static_weight, 8, p, &weight) &&
+           check_numbers(t, "separable_constant", s->separable_constant, 8, kc, &separable)
+        ? check_capacity_positive(k) : -1;
+}
+
 /* Every array copied into k->s, and the counts of classes, constraints and plugins set;
  * -1 with a Python exception set on bad input. */
 int kube_read_statics(Kube *k, PyObject *statics)
 {
     if (read_scalars(k, statics) < 0 || read_class_arrays(k, statics) < 0 ||
-        read_static_plugins(k, statics) < 0)
+        read_static_plugins(k, statics) < 0 || check_floats(k) < 0)
         return -1;
     return check_indices(k);
 }

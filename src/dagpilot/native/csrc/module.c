@@ -34,7 +34,7 @@ static void sim_free(Sim *sim) {
                      sim->records.bound_s, sim->records.started_s, sim->records.finished_s,
                      sim->records.ended_s, sim->samples.time_s, sim->samples.cpu_allocated,
                      sim->samples.cpu_used, sim->samples.gpu_allocated, sim->samples.pending,
-                     sim->samples.running, sim->normal_block};
+                     sim->samples.running, sim->normal_block, sim->arrivals};
     for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) free(owned[i]);
     for (int r = 0; r < 3; r++) {
         free(sim->amount_values[r]);
@@ -139,7 +139,7 @@ static PyObject *results(Sim *sim, int interrupted) {
     if (task && instance && attempt && created)
         out = Py_BuildValue(
             "{s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,"
-            "s:L,s:L,s:L,s:L,s:L,s:d,s:d,s:i,s:i,s:i,s:d,s:L}",
+            "s:L,s:L,s:L,s:L,s:L,s:d,s:d,s:i,s:i,s:i,s:d,s:L,s:i}",
             "record_uid", column(r->uid, r->size, 8), "record_node", column(r->node, r->size, 4),
             "record_outcome", column(r->outcome, r->size, 4),
             "record_bound_s", column(r->bound_s, r->size, 8),
@@ -162,7 +162,8 @@ static PyObject *results(Sim *sim, int interrupted) {
             "events", (long long)sim->processed, "decision_seconds", sim->decision_seconds,
             "end_s", sim->end_s, "interrupted", interrupted, "done", sim->done,
             "stalled", sim->stalled, "stalled_at_s", sim->stalled_at_s,
-            "stalled_pending", (long long)sim->stalled_pending);
+            "stalled_pending", (long long)sim->stalled_pending,
+            "sample_limit", sim->sample_limit);
     else
         PyErr_NoMemory();
     free(finish), free(failed), free(task), free(instance), free(attempt), free(created);
@@ -182,8 +183,8 @@ static PyObject *run(PyObject *self, PyObject *args) {
                           &progress))
         return NULL;
     sim.progress = progress == Py_None ? NULL : progress;
-    PyObject *out = NULL;
-    BitGen *bitgen = bitgen_of(scheduler_rng);
+    PyObject *out = NULL, *rng_owner;
+    BitGen *bitgen = bitgen_of(scheduler_rng, &rng_owner);
     if (bitgen != NULL && read_params(params, &sim.p) && read_inputs(&sim, tables)) {
         if (!init_engine(&sim) || !init_state(&sim)) {
             PyErr_NoMemory();
@@ -204,6 +205,7 @@ static PyObject *run(PyObject *self, PyObject *args) {
         }
     }
     sim_free(&sim);
+    Py_XDECREF(rng_owner);
     return out;
 }
 
@@ -217,13 +219,47 @@ static PyObject *draw_below_py(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "draw_below needs 1 <= n <= 2**32");
         return NULL;
     }
-    BitGen *bitgen = bitgen_of(generator);
-    return bitgen == NULL ? NULL : PyLong_FromLongLong(draw_below(bitgen, n));
+    PyObject *owner;
+    BitGen *bitgen = bitgen_of(generator, &owner);
+    PyObject *drawn = bitgen == NULL ? NULL : PyLong_FromLongLong(draw_below(bitgen, n));
+    Py_XDECREF(owner);
+    return drawn;
+}
+
+/* top_of(totals, generator) -> (position, best): kube-default's choice among candidates with
+ * these totals (NaN: no score), as kube_choice.c makes it, for the test that holds it to
+ * schedulers/top_nodes.py; position is None when there is no candidate. */
+static PyObject *top_of_py(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *array, *generator, *owner = NULL, *out = NULL;
+    if (!PyArg_ParseTuple(args, "OO", &array, &generator)) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(array, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    int32_t count = (int32_t)(view.len / (Py_ssize_t)sizeof(double));
+    int32_t *winners = NULL;
+    BitGen *bitgen = NULL;
+    if (view.itemsize != sizeof(double) || view.format == NULL || strcmp(view.format, "d") != 0
+            || view.len > (Py_ssize_t)INT32_MAX * (Py_ssize_t)sizeof(double))
+        PyErr_SetString(PyExc_TypeError, "top_of needs a float64 array of totals");
+    else if ((winners = zeroed((size_t)count, sizeof(int32_t))) == NULL)
+        PyErr_NoMemory();
+    else if ((bitgen = bitgen_of(generator, &owner)) != NULL) {
+        double best;
+        int32_t pick = kube_pick(kube_top(view.buf, count, winners, &best), draw_integer,
+                                 bitgen);
+        out = pick == NONE ? Py_BuildValue("(Od)", Py_None, best)
+                           : Py_BuildValue("(id)", winners[pick], best);
+    }
+    free(winners);
+    Py_XDECREF(owner);
+    PyBuffer_Release(&view);
+    return out;
 }
 
 static PyMethodDef METHODS[] = {
     {"run", run, METH_VARARGS, "One native run of kube-default; see dagpilot.native.run."},
     {"draw_below", draw_below_py, METH_VARARGS, "Generator.integers(n), one draw, in C."},
+    {"top_of", top_of_py, METH_VARARGS, "kube-default's pick among candidates' totals."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_core",

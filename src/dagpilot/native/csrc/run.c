@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "checks.h"
 #include "kube.h"
 #include "run.h"
 #include "sim.h"
@@ -71,25 +72,50 @@ static int unpack_change(Sim *sim, PyObject *result, const char *signature, doub
     return ok;
 }
 
+/* A ValueError for a callback's result that would stop time or run it back; returns 0. */
+static int refuse_change(Sim *sim, const char *signature, double first, double second,
+                         double now_s, const char *rule) {
+    char shown[160];
+    snprintf(shown, sizeof(shown), "(%.17g, %.17g) at %.17g s", first, second, now_s);
+    PyErr_Format(PyExc_ValueError, "native run: %s returned %s: %s", signature, shown, rule);
+    sim->error = 1;
+    return 0;
+}
+
+/* An outage from next_outage(after_s): it starts at or after after_s (+inf: never) and ends
+ * after it, so that the fault process moves time on (sim/faults.py guarantees it). */
 static void schedule_outage(Sim *sim, int32_t n, double after_s) {
     if (sim->error) return;  /* no Python call with an exception set */
     double start, end;
+    const char *signature = "next_outage(after_s)";
     PyObject *result = PyObject_CallFunction(sim->next_outage, "d", after_s);
-    if (unpack_change(sim, result, "next_outage(after_s)", &start, &end, NULL)
-            && isfinite(start)) {
+    if (!unpack_change(sim, result, signature, &start, &end, NULL) || start == INFINITY)
+        return;
+    if (!(start >= after_s && end >= start && end > after_s && end <= MAX_FIGURE))
+        refuse_change(sim, signature, start, end, after_s, "an outage must start at or after "
+                      "after_s, and end after its start and after after_s");
+    else {
         sim->outage_end[n] = end;
         schedule(sim, start, O_NODE_FAULT, E_FAULT, n, 0);
     }
 }
 
+/* A change from next_iops: after now_s (+inf: never), to IOPS that are a number >= 0, so that
+ * the storage process moves time on (sim/faults.py guarantees it). */
 static void schedule_iops_change(Sim *sim, int32_t index, double now_s, int collapsed) {
     if (sim->error) return;
     double time_s, iops;
     int next_collapsed;
+    const char *signature = "next_iops(now_s, nominal, collapsed)";
     PyObject *result = PyObject_CallFunction(sim->next_iops, "ddi", now_s,
                                              sim->pools[index].nominal_iops, collapsed);
-    if (unpack_change(sim, result, "next_iops(now_s, nominal, collapsed)", &time_s, &iops,
-                      &next_collapsed) && isfinite(time_s)) {
+    if (!unpack_change(sim, result, signature, &time_s, &iops, &next_collapsed)
+            || time_s == INFINITY)
+        return;
+    if (!(time_s > now_s && iops >= 0.0 && iops <= MAX_FIGURE))
+        refuse_change(sim, signature, time_s, iops, now_s, "a change must come after now_s, "
+                      "to IOPS from 0 to 1e290");
+    else {
         sim->change_iops[index] = iops;
         sim->change_collapsed[index] = next_collapsed;
         schedule(sim, time_s, O_STORAGE, E_STORAGE, index, 0);
@@ -195,10 +221,17 @@ void on_job_ended(Sim *sim, int32_t index) {
 
 /* --- background processes ---------------------------------------------------------------- */
 
+/* The scrape: the next one at the next tick of the grid, or, when the run is quiet (nothing
+ * pending or bound, only arrivals ahead), at the last tick before the next arrival. */
 static void on_sample(Sim *sim) {
     sim->tick = sim->dirty = 1;
-    if (sim->p.sample_interval_s > 0.0)
-        schedule(sim, sim->now_s + sim->p.sample_interval_s, O_SAMPLE, E_SAMPLE, 0, 0);
+    int quiet = sim->pending_count == 0 && sim->bound_pods == 0
+        && engine_only_arrivals_ahead(sim);
+    double until = quiet && sim->arrived < sim->job_count ? sim->arrivals[sim->arrived]
+                                                          : INFINITY;
+    double interval = sim->p.sample_interval_s;
+    sim->sample_index = next_tick(sim->sample_index, interval, until);
+    schedule(sim, (double)sim->sample_index * interval, O_SAMPLE, E_SAMPLE, 0, 0);
 }
 
 static void on_node_fault(Sim *sim, int32_t n) {
@@ -296,6 +329,11 @@ static void advance(Sim *sim) {
             sim->tick = 0;
         }
         if (sim->ended == sim->job_count || (!in_flight(sim) && stalled(sim))) {
+            finish_run(sim, sim->now_s);
+            return;
+        }
+        if (sim->samples.size >= sim->p.max_samples) {  /* the record's bound (sampling.py) */
+            sim->sample_limit = 1;
             finish_run(sim, sim->now_s);
             return;
         }

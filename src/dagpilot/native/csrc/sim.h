@@ -31,6 +31,7 @@ typedef struct {
     double horizon_s, poll_interval_s, submit_latency_s, sample_interval_s;
     double startup_median_s, startup_sigma, retry_backoff_s, retry_backoff_max_s;
     int32_t release_at_poll, engine_queue_size, oom_retry_limit, startup_slots;
+    int32_t max_samples;     /* sim/sampling.py MAX_SAMPLES: a busy run ends at so many */
     int32_t on_membw, on_storage, on_network, on_pcie, on_memory, on_faults;
     double membw_knee, membw_saturation_mbpi, membw_cache_miss_factor;
     double io_level_ms[3], io_level_factor[3];
@@ -166,6 +167,10 @@ typedef struct Sim {
     double decision_seconds;
     PodRecords records;
     Samples samples;
+    int64_t sample_index;     /* the grid index of the next scrape (sampling.c) */
+    int32_t sample_limit;     /* the run ended at its max_samples-th sample */
+    double *arrivals;         /* every job's arrival event time, ascending */
+    int32_t arrived;          /* jobs arrived so far (arrivals run in time order) */
     /* randomness and callbacks (Python) */
     PyObject *normals;        /* callable() -> list of standard normals (the next block) */
     double *normal_block;     /* the current block, copied: the list may change later */
@@ -198,6 +203,7 @@ void progress_set_iops(Sim *sim, int32_t pool, double iops, int32_t collapsed);
 
 /* engine.c: the workflow engine (sim/engine.py) */
 void engine_add(Sim *sim);
+int engine_only_arrivals_ahead(const Sim *sim);  /* no pod to create or retry, only arrivals */
 void engine_on_arrival(Sim *sim, int32_t job);
 void engine_on_submit(Sim *sim, int32_t job);
 void engine_on_retry(Sim *sim, int64_t uid);
@@ -208,6 +214,10 @@ double next_poll(double now_s, double phase_s, double interval_s);
 /* recorder.c: the record (sim/recorder.py) */
 void record_pod(Sim *sim, int64_t uid, int32_t outcome, double now_s, int bound);
 void record_sample(Sim *sim, int tick);
+
+/* sampling.c: the scrape grid (sim/sampling.py); quiet_until_s: the next arrival when the run
+ * is quiet, else +inf */
+int64_t next_tick(int64_t index, double interval_s, double quiet_until_s);
 
 /* startup.c: start-up delays and slots (sim/startup.py) */
 double startup_time(Sim *sim, int32_t node);

@@ -2,6 +2,7 @@
  * exp(sigma x N(0, 1)), normals from the run's start-up stream in blocks) taken on one of its
  * node's start-up slots (sim/startup.py, sim/engine.py StartupDelays). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "sim.h"
@@ -32,6 +33,13 @@ static Py_ssize_t copy_normals(Sim *sim, PyObject *block) {
             PyErr_Format(PyExc_TypeError, "native run: normals() must return a list of floats; "
                          "item %zd is a %s", count, Py_TYPE(item)->tp_name);
         Py_DECREF(item);
+        if (!failed && !isfinite(value)) {  /* a start-up delay must be a time */
+            char shown[32];
+            snprintf(shown, sizeof(shown), "%g", value);
+            PyErr_Format(PyExc_ValueError, "native run: normals() must return finite floats; "
+                         "item %zd is %s", count, shown);
+            failed = 1;
+        }
         if (failed) return -1;
         sim->normal_block[count] = value;
     }
