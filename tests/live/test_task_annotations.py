@@ -52,3 +52,25 @@ def test_a_malformed_request_names_the_container() -> None:
     pod = {"spec": {"containers": [{"resources": {"requests": {"cpu": "lots"}}}]}}
     with pytest.raises(InvalidInput, match=r"spec.containers\[0\].resources"):
         pod_requests(pod, "ns/p")
+
+
+def test_a_rendered_pod_carries_the_tasks_requests_constraints_and_profile() -> None:
+    from dagpilot.core.types import NodeAffinity, Requirement, TaintEffect, Toleration
+    from dagpilot.live.pod_manifest import pod_manifest
+
+    task = Task("train", "train", 60.0, Resources(8, 64 * 2**30, 2, "A100"),
+                membw_intensity=0.4, node_selector=(("nvidia.com/gpu.product", "A100"),),
+                tolerations=(Toleration("nvidia.com/gpu", "Exists", "",
+                                        TaintEffect.NO_SCHEDULE),),
+                affinity=NodeAffinity(preferred=((3, (Requirement("zone", "In", ("a",)),)),)))
+    pod = pod_manifest(task, "p", scheduler="dagpilot")
+    assert pod["spec"]["schedulerName"] == "dagpilot"
+    assert pod_requests(pod, "p") == task.requests
+    assert pod["spec"]["tolerations"] == [{"operator": "Exists", "key": "nvidia.com/gpu",
+                                          "effect": "NoSchedule"}]
+    preferred = pod["spec"]["affinity"]["nodeAffinity"][
+        "preferredDuringSchedulingIgnoredDuringExecution"]
+    assert preferred == [{"weight": 3, "preference": {"matchExpressions": [
+        {"key": "zone", "operator": "In", "values": ["a"]}]}}]
+    back = task_of("train", pod["metadata"]["annotations"], task.requests, "p")
+    assert (back.runtime_s, back.membw_intensity) == (60.0, 0.4)
