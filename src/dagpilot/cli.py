@@ -57,6 +57,9 @@ app.add_typer(models_app, name="models")
 sandbox_app = typer.Typer(help="A real Kubernetes control plane on loopback (kube-apiserver, "
                           "kube-scheduler, etcd, kwok, Argo, Prometheus).", no_args_is_help=True)
 app.add_typer(sandbox_app, name="sandbox")
+live_app = typer.Typer(help="A live cluster as dagpilot sees it (API server and Prometheus).",
+                       no_args_is_help=True)
+app.add_typer(live_app, name="live")
 
 out = Console()
 err = Console(stderr=True)
@@ -663,6 +666,66 @@ def sandbox_down(directory: Annotated[Path, typer.Option("--dir")] = SANDBOX_DIR
 
     stopped = launcher.down(directory)
     out.print(f"stopped {', '.join(stopped)}" if stopped else "no sandbox was running")
+
+
+@live_app.command("show")
+def live_show(
+    kubeconfig: Annotated[Path, typer.Option("--kubeconfig", help="kubeconfig of the cluster "
+                                             "(server, CA, client certificate or token).")],
+    prometheus: Annotated[str | None, typer.Option(
+        help="Prometheus base URL, e.g. http://127.0.0.1:9090; without it, no signals.")]
+    = None,
+    context: Annotated[str | None, typer.Option(help="kubeconfig context (default: current).")]
+    = None,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for the first lists.")]
+    = 30.0,
+    as_json: JsonOption = False,
+) -> None:
+    """The live view as the policy sees it: nodes with allocatable, allocated, free GPUs per
+    root complex and signals with their age; pending pods oldest first; each job's nodes."""
+    from dagpilot.live import show  # noqa: PLC0415 (imports the Kubernetes client only here)
+    from dagpilot.live.view import LiveView  # noqa: PLC0415
+
+    with LiveView.connect(kubeconfig, _topology_rtt_ms(), prometheus_url=prometheus,
+                          context=context) as view:
+        view.start(timeout)
+        document, health = show.document(view), view.health()
+    if as_json:
+        out.print_json(json.dumps(document))
+        return
+    out.print(_live_nodes_table(document["nodes"]))
+    pending = document["pending"]
+    out.print(f"{len(pending)} pending (oldest first): " + ", ".join(
+        escape(f"{p['namespace']}/{p['name']}") for p in pending[:20])
+        + (" ..." if len(pending) > 20 else ""), soft_wrap=True)
+    out.print(f"{len(document['jobs'])} jobs; skipped: {escape(str(health['skipped']) or '-')}",
+              soft_wrap=True)
+
+
+def _topology_rtt_ms() -> Callable[[Any, Any], float]:
+    """The simulator's network model, for node pairs the ping mesh has not measured."""
+    from dagpilot.core.config import PhysicsParameters  # noqa: PLC0415
+    from dagpilot.sim import physics  # noqa: PLC0415
+
+    params = PhysicsParameters()
+    return lambda a, b: physics.rtt_ms(physics.distance(a, b), params)
+
+
+def _live_nodes_table(nodes: list[dict[str, Any]]) -> Table:
+    table = Table(box=box.SIMPLE)
+    for column in ("node", "ready", "CPU used/alloc", "memory GiB", "GPUs free", "signals age"):
+        table.add_column(column, justify="left" if column == "node" else "right")
+    for node in nodes:
+        free = node["free_gpus"].values()
+        age = node["signals"]["age_s"]
+        table.add_row(
+            escape(node["name"]), "yes" if node["ready"] else "[red]no[/]",
+            f"{node['allocated']['cpu']:g}/{node['allocatable']['cpu']:g}",
+            f"{node['allocated']['memory'] / 2**30:.1f}/"
+            f"{node['allocatable']['memory'] / 2**30:.1f}",
+            ("?" if None in free else str(sum(free))) + f"/{node['allocatable']['gpus']}",
+            "never" if age is None else f"{age:.1f} s")
+    return table
 
 
 @app.command("node-agent")

@@ -275,6 +275,11 @@ class LiveView:
         record = self._pods.get(uid) if uid is not None else None
         return record.key if record is not None else None
 
+    def job_ids(self) -> list[str]:
+        """The jobs with pods bound now, and every parsed Workflow (pending pods name theirs)."""
+        return sorted(set(self._job_nodes) | {key for key, workflow in self._workflows.items()
+                                              if workflow.job is not None})
+
     def health(self) -> dict[str, object]:
         """The feeds' counters and last errors, and the skipped objects by reason."""
         feeds: dict[str, object] = {w.resource.value: {
