@@ -149,30 +149,31 @@ def validate_paths(paths: Sequence[Path], settings: ValidatorSettings | None = N
     checked: list[str] = []
     unread = [Unread(str(problem.path), problem.reason)
               for _, listing in listings for problem in listing.problems]
+    attempted: set[str] = set()  # checked, or reported as unread
     for path, result in zip(files, results, strict=True):
         if on_file is not None:
             on_file(path)
         violations.extend(result.violations)
         if result.unread is not None:
             unread.append(result.unread)
+            attempted.add(result.file)
         elif result.skipped is None:
             checked.append(result.file)
+            attempted.add(result.file)
         else:
             skipped.append(Skipped(result.file, result.skipped))
-    unread.extend(_nothing_checked(listings, set(checked), unread))
+    unread.extend(_nothing_checked(listings, attempted))
     return Report(tuple(violations), tuple(skipped), tuple(checked), tuple(unread))
 
 
-def _nothing_checked(listings: list[tuple[Path, Listing]], checked: set[str],
-                     unread: list[Unread]) -> list[Unread]:
+def _nothing_checked(listings: list[tuple[Path, Listing]], attempted: set[str]) -> list[Unread]:
     """An argument under which no file was checked (an empty folder, documentation only) is
-    not valid data: the validator says so rather than exit 0 for nothing."""
+    not valid data: the validator says so rather than exit 0 for nothing. One whose files or
+    folders could not be read is reported for those already."""
     found = []
     for path, listing in listings:
-        if listing.problems or any(str(file) in checked for file in listing.files):
+        if listing.problems or any(str(file) in attempted for file in listing.files):
             continue
-        if any(u.file == str(file) for u in unread for file in listing.files):
-            continue  # its files are already reported as unreadable
         what = "an empty folder" if not listing.files else "no data file, only files skipped"
         found.append(Unread(str(path), f"nothing to check: {what}"))
     return found
