@@ -336,8 +336,8 @@ def validate_command(
     if as_json:
         out.print_json(json.dumps(validator.report_json(report)))
     else:
-        for problem in (*report.unread, *report.violations):
-            out.print(escape(str(problem)), soft_wrap=True)
+        for problem in (*report.unread, *report.violations):  # names come from folders
+            out.print(escape(printable(str(problem))), soft_wrap=True)
         unread = f", {len(report.unread)} could not be read" if report.unread else ""
         out.print(f"{report.files_checked} files checked, {len(report.skipped)} skipped, "
                   f"{len(report.violations)} violations{unread}")
