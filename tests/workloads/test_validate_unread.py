@@ -168,3 +168,12 @@ def test_a_reader_never_runs_on_a_file_it_cannot_read(tmp_path: Path,
     monkeypatch.setattr(validate_module, "_result", lambda *_: pytest.fail("checked a FIFO"))
     assert validate_file(tmp_path / "x.json").unread == Unread(
         str(tmp_path / "x.json"), "not a regular file (a FIFO): not opened")
+
+
+def test_file_names_print_without_raw_control_characters(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "f\x1b[2J.json")  # a name that would clear the terminal
+    child = dagpilot("validate", str(tmp_path))
+    assert child.returncode == 2
+    assert "\x1b" not in child.stdout
+    assert child.stdout.splitlines()[0] == (f"{tmp_path}/f\\x1b[2J.json: cannot check: not a "
+                                            "regular file (a FIFO): not opened")
