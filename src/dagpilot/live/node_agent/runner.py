@@ -14,7 +14,9 @@ import time
 from collections.abc import Callable, Sequence
 
 from . import metric_names as m
-from .exporter import SnapshotCollector
+from .config import AgentConfig
+from .exporter import Exporter, SnapshotCollector
+from .probes import build_probes
 from .reading import Probe, ProbeUnavailable, Sample, sample
 
 log = logging.getLogger(__name__)
@@ -84,3 +86,20 @@ class NodeAgent:
             log.warning("probe %s unavailable: %s", probe, reason)
         elif reason:
             log.info("probe %s: %s", probe, reason)
+
+
+def serve(config: AgentConfig, stop: threading.Event,
+          ready: Callable[[int], None] = lambda port: None) -> None:
+    """The whole agent: probes, exporter on config.port, the loop until `stop` is set.
+
+    `ready` gets the port once metrics are served (the real one when config.port is 0).
+    """
+    collector = SnapshotCollector()
+    agent = NodeAgent(config.node_name, build_probes(config), collector)
+    exporter = Exporter(collector, config.address, config.port)
+    try:
+        ready(exporter.port)
+        agent.run(stop, config.period_s)
+    finally:
+        exporter.stop()
+        agent.close()
