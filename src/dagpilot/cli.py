@@ -452,12 +452,12 @@ def models_verify(root: RootOption) -> None:
 def models_list(root: RootOption, as_json: JsonOption = False) -> None:
     """Versions in publish order, the current one marked, with their key metadata."""
     versions = registry.list_versions(root)
-    if as_json:
-        out.print_json(json.dumps([
+    if as_json:  # plain text: rich's highlighter takes seconds over a megabyte of metadata
+        typer.echo(json.dumps([
             {"version": info.version, "sequence": info.sequence, "current": info.current,
              "published_at": info.published_at,
              "feature_schema_version": info.feature_schema_version,
-             "metadata": dict(info.metadata)} for info in versions]))
+             "metadata": dict(info.metadata)} for info in versions], indent=2))
         return
     table = Table(title=f"models in {escape(str(root))}", caption="* current; --json for all "
                   "metadata", box=box.SIMPLE_HEAD, padding=(0, 0, 0, 1), show_edge=False)
