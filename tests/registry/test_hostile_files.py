@@ -79,6 +79,12 @@ HOSTILE = {
             r"not standard JSON: NaN is not a JSON number"),
     "1e400": ("normaliser.json", b'{"mean": [1e400], "std": [1.0]}', r"1e400 is beyond the "
               r"range of a double"),
+    "a schema version of 10**30": ("config.json", b'{"feature_schema_version": 1' + b"0" * 30
+                                   + b"}", r"feature_schema_version must be from 0 to "
+                                   r"2147483647, found a larger number"),
+    "a schema version that is a long array": ("config.json", b'{"feature_schema_version": ['
+                                              + b"1, " * 10_000 + b"1]}",
+                                              r"must be an integer, found an array of 10001$"),
     "not UTF-8": ("config.json", b'{"feature_schema_version": 3, "x": "\xff"}',
                   r"not UTF-8 text: 'utf-8' codec can't decode"),
     "a JSON file over the size limit": ("normaliser.json",

@@ -99,6 +99,12 @@ def test_bad_version_names_are_refused(tmp_path: Path, version: str) -> None:
     assert not (tmp_path / "models").exists()
 
 
+def test_a_long_bad_name_is_not_echoed_whole(tmp_path: Path) -> None:
+    with pytest.raises(RegistryError, match=r"bad version name") as caught:
+        publish(tmp_path / "models", "x/" * 100_000, model_folder(tmp_path / "src", 1))
+    assert len(str(caught.value)) < 300
+
+
 @pytest.mark.parametrize(("remove", "missing"), [
     ("weights.pt", "weights.pt"), ("config.json", "config.json"),
     ("normaliser.json", "normaliser.json or normaliser.npz")])

@@ -12,7 +12,12 @@ from typing import IO, Any
 from dagpilot.core.errors import IntegrityError
 from dagpilot.registry.errors import SchemaMismatch
 from dagpilot.registry.layout import MIN_BYTES, SCHEMA_KEY
-from dagpilot.registry.limits import MAX_JSON_BYTES, MAX_JSON_DEPTH, MAX_WEIGHTS_MEMBERS
+from dagpilot.registry.limits import (
+    MAX_JSON_BYTES,
+    MAX_JSON_DEPTH,
+    MAX_SCHEMA_VERSION,
+    MAX_WEIGHTS_MEMBERS,
+)
 
 ZIP_MAGIC = b"PK\x03\x04"
 CENTRAL_ENTRY = b"PK\x01\x02"  # one per member in a zip archive's central directory
@@ -124,8 +129,18 @@ def schema_version(file: str, config: dict[str, Any]) -> int:
     """The feature-schema version the model was trained on; an integer, always present."""
     value = config.get(SCHEMA_KEY)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise IntegrityError(file, f"{SCHEMA_KEY} must be an integer, found {value!r}")
+        raise IntegrityError(file, f"{SCHEMA_KEY} must be an integer, found {_shown(value)}")
+    if not 0 <= value <= MAX_SCHEMA_VERSION:
+        raise IntegrityError(file, f"{SCHEMA_KEY} must be from 0 to {MAX_SCHEMA_VERSION}, found "
+                                   f"{value if abs(value) < 10**20 else 'a larger number'}")
     return value
+
+
+def _shown(value: Any) -> str:
+    """A JSON value named in a message, without writing out a large one."""
+    if isinstance(value, (dict, list)):
+        return f"an {'object' if isinstance(value, dict) else 'array'} of {len(value)}"
+    return repr(value[:60] if isinstance(value, str) else value)
 
 
 def check_schema(file: str, config: dict[str, Any], expected: int) -> None:

@@ -44,7 +44,7 @@ def is_valid_name(name: str) -> bool:
 def check_version_name(version: str) -> str:
     if not is_valid_name(version):
         raise RegistryError(
-            f"bad version name {version!r}: use letters, digits and . _ + - (at most 100, "
+            f"bad version name {version[:101]!r}: use letters, digits and . _ + - (at most 100, "
             f"not starting with a dot, not {' or '.join(sorted(_RESERVED))})")
     return version
 

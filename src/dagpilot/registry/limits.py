@@ -14,3 +14,4 @@ MAX_JSON_DEPTH = 32  # nested arrays and objects; JSON parsers recurse once per 
 MAX_WEIGHTS_MEMBERS = 100_000  # weights.pt's zip members: one per tensor storage, and 5 more
 MAX_NPZ_MEMBERS = 256  # arrays in normaliser.npz
 MAX_NPZ_ARRAY_BYTES = 256 << 20  # all of normaliser.npz's arrays together, once decompressed
+MAX_SCHEMA_VERSION = 2**31 - 1  # feature_schema_version: a small count in practice

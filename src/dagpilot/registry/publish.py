@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dagpilot.core.errors import DagpilotError
+from dagpilot.core.errors import DagpilotError, IntegrityError
 from dagpilot.registry.atomic import rename_dir, swap_symlink, write_durably
 from dagpilot.registry.checksums import read_sums, sha256_bytes, write_sums
 from dagpilot.registry.errors import RegistryError, os_refusal
@@ -106,7 +106,11 @@ def _undo_or_explain(root: Path, target: Path, before: dict[str, str] | None,
 
 def _undo(root: Path, target: Path, before: dict[str, str] | None, previous: str | None) -> None:
     """Take back a version: `current` if it was swapped already, its lines, then its folder."""
-    if read_current(root) == target.name:  # swapped, then the folder's fsync failed
+    try:
+        moved = read_current(root) == target.name  # swapped, then the folder's fsync failed
+    except IntegrityError:
+        moved = False  # not a link naming this version: nothing of ours to take back
+    if moved:
         if previous is None:
             (root / CURRENT).unlink()
         else:

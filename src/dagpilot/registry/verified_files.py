@@ -29,7 +29,7 @@ LISTED_BUT_MISSING = "missing, but listed in SHA256SUMS"
 def read_verified_version(root: Path, version: str) -> dict[str, bytes]:
     """Every file of ROOT/VERSION by name, each matching SHA256SUMS; else `IntegrityError`."""
     if not is_valid_name(version):
-        raise RegistryError(f"bad version name {version!r}")
+        raise RegistryError(f"bad version name {version[:101]!r}")
     folder = root / version
     listed = _listed_files(root, version)
     try:
