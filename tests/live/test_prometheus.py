@@ -70,8 +70,10 @@ def test_readings_have_values_and_measurement_times_and_missing_ones_are_absent(
             return 200, vector(({"node": "a"}, 1.5), ({"node": "b"}, "NaN"))
         if promql == queries["cpu_used"].sampled:
             return 200, vector(({"node": "a"}, 990.0), ({"node": "b"}, 991.0))
-        if promql == queries["memory_used"].sampled:  # b measured, no pods there: zero
-            return 200, vector(({"node": "b"}, 995.0))
+        if promql == queries["memory_used"].sampled:
+            return 200, vector(({"node": "b"}, 995.0), ({"node": "c"}, 996.0))
+        if promql == queries["memory_used"].value:  # c: a time without a value
+            return 200, vector(({"node": "b"}, 0.0))
         if promql == "dagpilot_rtt_seconds":
             return 200, vector(({"src": "a", "dst": "b"}, 0.0003))
         return 200, vector()
@@ -80,14 +82,14 @@ def test_readings_have_values_and_measurement_times_and_missing_ones_are_absent(
     assert sample.readings["cpu_used"] == {"a": Reading(1.5, 990.0)}  # b's NaN is no value
     assert sample.readings["memory_used"] == {"b": Reading(0.0, 995.0)}
     assert sample.readings["membw_utilisation"] == {}
-    assert sample.of_node("b") == {"memory_used": Reading(0.0, 995.0),  # one probe, one time
-                                   "memory_current": Reading(0.0, 995.0)}
+    assert sample.of_node("b") == {"memory_used": Reading(0.0, 995.0)}
     assert sample.rtt_s == {("a", "b"): 0.0003}
 
 
 def test_queries_name_the_metrics_of_the_node_agent_and_node_exporter() -> None:
     text = " ".join(f"{q.value} {q.sampled}" for q in default_queries())
-    for metric in ("node_cpu_seconds_total", "dagpilot_pod_memory_rss_bytes",
+    for metric in ("node_cpu_seconds_total", "dagpilot_pod_cpu_seconds_total",
+                   "dagpilot_pod_memory_rss_bytes",
                    "dagpilot_pod_memory_usage_bytes", "dagpilot_memory_bandwidth_utilisation",
                    "dagpilot_disk_await_milliseconds",
                    "dagpilot_probe_sample_timestamp_seconds"):

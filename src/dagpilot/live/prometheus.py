@@ -1,12 +1,12 @@
 """PromQL over HTTP -> each node's signals, every value with the time it was measured.
 
 One `SignalQuery` per measured column of core.view.SIGNAL_COLUMNS: a `value` query and a
-`sampled` query, each giving one series per node (by the `node` label). The sample time is the
-time of the measurement, not of the query: the node agent's
-`dagpilot_probe_sample_timestamp_seconds{probe}` (exported only in a period the probe measured)
-or `timestamp()` of node_exporter's raw series. A node whose sample time is known but has no
-value series measured nothing there (no pods on it) when the query sums pods
-(`empty_is_zero`), and has no value otherwise.
+`sampled` query, each giving one series per node (by the `node` label); a node has a reading
+when it has both. The sample time is the time of the measurement, not of the query: the node
+agent's `dagpilot_probe_sample_timestamp_seconds{probe}` (exported only in a period the probe
+measured) or `timestamp()` of node_exporter's raw series. A sum over a node's pods is 0 on a
+node whose probe measured and found no pods (`... or 0 * <probe time>`), and absent on a node
+whose probe did not measure.
 
 A value or time that is absent, NaN or infinite is no reading: the view never fills it in
 (live/view.py turns a node's missing readings into missed scrapes). The ping mesh's
@@ -45,25 +45,37 @@ class SignalQuery:
     column: str
     value: str
     sampled: str
-    empty_is_zero: bool = False
 
 
 def _probe_time(probe: str, node: str) -> str:
     return f'max by ({node}) ({m.PROBE_SAMPLE_TIMESTAMP_SECONDS}{{{m.PROBE}="{probe}"}})'
 
 
+def _pods_sum(metric: str, probe: str, node: str, rate_window_s: int | None = None) -> str:
+    """The sum over a node's pods, and 0 on a node whose probe measured and found no pods."""
+    series = f"rate({metric}[{rate_window_s}s])" if rate_window_s else metric
+    return f"sum by ({node}) ({series}) or 0 * {_probe_time(probe, node)}"
+
+
 def default_queries(node: str = m.NODE, rate_window_s: int = 20) -> tuple[SignalQuery, ...]:
-    """The queries for node_exporter and the node agent, series by label `node`."""
+    """The queries for node_exporter and the node agent (or the sandbox's twin), series by
+    label `node`. cpu_used is node_exporter's busy CPU where the node has node_exporter series,
+    else the sum of its pods' CPU from the node agent; memory is the pods' (RSS for
+    memory_used, memory.current for memory_current), memory bandwidth and await the node's."""
     own = f'{node}!=""'
+    node_cpu = (f'sum by ({node}) (rate({NODE_CPU}{{mode!~"{IDLE_MODES}",{own}}}'
+                f"[{rate_window_s}s]))")
+    node_cpu_time = f'min by ({node}) (timestamp({NODE_CPU}{{mode="idle",{own}}}))'
     return (
         SignalQuery("cpu_used",
-                    f'sum by ({node}) (rate({NODE_CPU}{{mode!~"{IDLE_MODES}",{own}}}'
-                    f"[{rate_window_s}s]))",
-                    f'min by ({node}) (timestamp({NODE_CPU}{{mode="idle",{own}}}))'),
-        SignalQuery("memory_used", f"sum by ({node}) ({m.POD_MEMORY_RSS_BYTES})",
-                    _probe_time(m.PROBE_POD_MEMORY, node), empty_is_zero=True),
-        SignalQuery("memory_current", f"sum by ({node}) ({m.POD_MEMORY_USAGE_BYTES})",
-                    _probe_time(m.PROBE_POD_MEMORY, node), empty_is_zero=True),
+                    f"{node_cpu} or "
+                    f"{_pods_sum(m.POD_CPU_SECONDS_TOTAL, m.PROBE_POD_CPU, node, rate_window_s)}",
+                    f"{node_cpu_time} or {_probe_time(m.PROBE_POD_CPU, node)}"),
+        SignalQuery("memory_used", _pods_sum(m.POD_MEMORY_RSS_BYTES, m.PROBE_POD_MEMORY, node),
+                    _probe_time(m.PROBE_POD_MEMORY, node)),
+        SignalQuery("memory_current",
+                    _pods_sum(m.POD_MEMORY_USAGE_BYTES, m.PROBE_POD_MEMORY, node),
+                    _probe_time(m.PROBE_POD_MEMORY, node)),
         SignalQuery("membw_utilisation", f"max by ({node}) ({m.MEMORY_BANDWIDTH_UTILISATION})",
                     _probe_time(m.PROBE_MEMORY_BANDWIDTH, node)),
         SignalQuery("io_await_ms", f"max by ({node}) ({m.DISK_AWAIT_MILLISECONDS})",
@@ -126,12 +138,8 @@ class Prometheus:
     def _readings(self, query: SignalQuery, node: str) -> dict[str, Reading]:
         times = {labels.get(node, ""): value for labels, value in self.query(query.sampled)}
         values = {labels.get(node, ""): value for labels, value in self.query(query.value)}
-        found = {}
-        for name, sampled_s in times.items():
-            value = values.get(name, 0.0 if query.empty_is_zero else None)
-            if name and value is not None and sampled_s > 0:
-                found[name] = Reading(value, sampled_s)
-        return found
+        return {name: Reading(values[name], sampled_s) for name, sampled_s in times.items()
+                if name and name in values and sampled_s > 0}
 
     def _get(self, address: str, promql: str) -> object:
         try:
