@@ -15,7 +15,7 @@
   answer in time, a certificate the kubeconfig's CA does not sign or one that expired, a client
   the server does not accept (401), RBAC (403). `retryable` says whether trying again can help.
 - `bind` (a pods/binding POST), `patch_pod` (strategic merge) and `patch_workflow` (JSON merge)
-  are what a scheduler and the Argo webhook need.
+  are what a scheduler and the Argo webhook need; `create_workflow` is the signed endpoint's.
 """
 
 from __future__ import annotations
@@ -189,6 +189,12 @@ class KubeApi:
         """A JSON merge patch of an Argo Workflow."""
         return self._json(self._call(self._custom.patch_namespaced_custom_object, ARGO_GROUP,
                                      ARGO_VERSION, namespace, "workflows", name, dict(patch),
+                                     _preload_content=False))
+
+    def create_workflow(self, namespace: str, workflow: Mapping[str, Any]) -> Raw:
+        """POST an Argo Workflow (the signed endpoint's one write); the object as created."""
+        return self._json(self._call(self._custom.create_namespaced_custom_object, ARGO_GROUP,
+                                     ARGO_VERSION, namespace, "workflows", dict(workflow),
                                      _preload_content=False))
 
     # --- plumbing --------------------------------------------------------------------------
