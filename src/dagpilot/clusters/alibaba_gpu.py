@@ -19,13 +19,20 @@ import polars as pl
 
 from dagpilot.clusters.node_conventions import (
     GPU_TAINT,
+    MAX_NODE_BYTES,
+    MAX_NODE_CPU,
+    MAX_NODE_GPUS,
+    MAX_NODES,
     MEMORY_BANDWIDTH_PER_CORE,
     even_split,
     gpus_over_root_complexes,
     node_labels,
 )
 from dagpilot.core.config import LoaderSettings
+from dagpilot.core.csv_shape import check_shape
+from dagpilot.core.echo import shown
 from dagpilot.core.errors import InvalidInput, SpecError
+from dagpilot.core.numbers import ascii_whole
 from dagpilot.core.reading.folders import path_kind
 from dagpilot.core.reading.gunzip import read_decompressed
 from dagpilot.core.reading.limits import MAX_TABLE_BYTES
@@ -36,6 +43,9 @@ COLUMNS = {"sn": pl.String, "cpu_milli": pl.Int64, "memory_mib": pl.Int64, "gpu"
            "model": pl.String}
 NODES_PER_RACK = 32
 MIB = 2**20
+# The most each column may say of one node (node_conventions), checked before a node is made.
+MAXIMA = {"cpu_milli": int(MAX_NODE_CPU) * 1000, "memory_mib": MAX_NODE_BYTES // MIB,
+          "gpu": MAX_NODE_GPUS}
 
 
 def read(argument: str, settings: LoaderSettings) -> Cluster:
@@ -58,16 +68,18 @@ def read(argument: str, settings: LoaderSettings) -> Cluster:
 def _split_count(argument: str) -> tuple[str, int | None]:
     """PATH and N of `PATH:N`; a last segment that is not a whole number belongs to PATH."""
     head, sep, tail = argument.rpartition(":")
-    if sep and tail.isdigit() and head:
-        if int(tail) < 1:
+    count = ascii_whole(tail)  # not str.isdigit: "²" passes it, and int() refuses it
+    if sep and count is not None and head:
+        if count < 1:
             raise SpecError(f"alibaba-gpu:{argument}", "the sample size N must be at least 1")
-        return head, int(tail)
+        return head, count
     return argument, None
 
 
 def read_table(file: Path) -> pl.DataFrame:
     """The node list with typed columns, or InvalidInput naming the line and column."""
     data = read_decompressed(file, MAX_TABLE_BYTES)  # a regular file, capped, read once
+    check_shape(data, str(file))  # no column named twice, no short row
     try:
         raw = pl.read_csv(io.BytesIO(data), infer_schema=False)
     except pl.exceptions.PolarsError as error:
@@ -75,6 +87,9 @@ def read_table(file: Path) -> pl.DataFrame:
     missing = [column for column in COLUMNS if column not in raw.columns]
     if missing:
         raise InvalidInput(str(file), "line 1 (header)", missing[0], "missing column")
+    if raw.height > MAX_NODES:
+        raise InvalidInput(str(file), f"line {MAX_NODES + 2}", "",
+                           f"more than {MAX_NODES:,} nodes")
     typed = raw.select(pl.col(name).cast(kind, strict=False) for name, kind in COLUMNS.items())
     _refuse_first(file, raw["sn"].is_null(), "sn", "missing node name {}", raw["sn"])
     _refuse_first(file, ~raw["sn"].is_first_distinct(), "sn", "node name {} used twice",
@@ -83,6 +98,8 @@ def read_table(file: Path) -> pl.DataFrame:
         bad = (typed[name] < 0).fill_null(True)
         _refuse_first(file, bad, name, "expected a non-negative whole number, got {}",
                       raw[name])
+        _refuse_first(file, typed[name] > MAXIMA[name], name,
+                      f"{{}} is beyond the limit {MAXIMA[name]:,}", raw[name])
     no_model = (typed["gpu"] > 0) & (typed["model"].fill_null("") == "")
     _refuse_first(file, no_model, "model", "a node with GPUs needs a model, got {}",
                   raw["model"])
@@ -94,7 +111,8 @@ def _refuse_first(file: Path, bad: pl.Series, column: str, message: str,
     """InvalidInput at the first flagged row (line numbers count the header as line 1)."""
     if bad.any():
         row = int(bad.arg_true()[0])
-        raise InvalidInput(str(file), f"line {row + 2}", column, message.format(repr(values[row])))
+        raise InvalidInput(str(file), f"line {row + 2}", column,
+                           message.format(shown(values[row])))
 
 
 def _node(row: tuple[Any, ...], index: int, total: int) -> NodeSpec:

@@ -14,18 +14,20 @@ from dataclasses import dataclass
 
 from dagpilot.clusters.node_conventions import (
     GPU_TAINT,
+    MAX_NODES,
     MEMORY_BANDWIDTH_PER_CORE,
     even_split,
     gpus_over_root_complexes,
     node_labels,
 )
 from dagpilot.core.config import LoaderSettings
+from dagpilot.core.echo import shown
 from dagpilot.core.errors import SpecError
+from dagpilot.core.numbers import ascii_whole
 from dagpilot.core.types import Cluster, Disk, DiskKind, NodeSpec, Resources
 
 GIB = 2**30
 NODES_PER_RACK = 8
-MAX_NODES = 100_000
 # The network pool is shared by every node on it; its IOPS are the pool's, not per node.
 NETWORK_DISK = Disk(DiskKind.NETWORK, iops=30_000, bandwidth_bytes_s=1_000_000_000,
                     shared_pool="netpool-0")
@@ -60,11 +62,12 @@ def read(argument: str, settings: LoaderSettings) -> Cluster:
     if argument == "small":
         return small()
     if argument.startswith("scale-"):
-        count = argument.removeprefix("scale-")
-        if not count.isdigit() or not 1 <= int(count) <= MAX_NODES:
+        count_text = argument.removeprefix("scale-")
+        count = ascii_whole(count_text)  # not str.isdigit: "²" passes it, int() refuses it
+        if count is None or not 1 <= count <= MAX_NODES:
             raise SpecError(f"builtin:{argument}",
-                            f"scale-N needs N from 1 to {MAX_NODES}, got {count!r}")
-        return build(argument, int(count))
+                            f"scale-N needs N from 1 to {MAX_NODES}, got {shown(count_text)}")
+        return build(argument, count)
     raise SpecError(f"builtin:{argument}", "unknown built-in cluster; known: default, small, "
                     "scale-N")
 

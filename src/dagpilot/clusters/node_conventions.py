@@ -7,6 +7,7 @@ label holds the GPU model, the same string as `Gpu.model` and `Resources.gpu_mod
 
 from __future__ import annotations
 
+from dagpilot.core.numbers import MAX_BYTES, MAX_CORES
 from dagpilot.core.types import Gpu, Labels, Taint, TaintEffect, labels
 
 HOSTNAME = "kubernetes.io/hostname"
@@ -17,6 +18,15 @@ GPU_PRODUCT = "nvidia.com/gpu.product"
 GPU_TAINT = Taint("nvidia.com/gpu", "present", TaintEffect.NO_SCHEDULE)
 # Memory bandwidth per core of a current two-socket server (8 DDR4-3200 channels per 64 cores).
 MEMORY_BANDWIDTH_PER_CORE = 4_800_000_000
+
+# Ceilings every source holds a cluster to: far beyond real machines, low enough that a typo
+# (cpu: 1e300, gpus.count: 10**9) is refused before it allocates, overflows or reaches the native
+# core's int64 tables.
+MAX_NODES = 100_000  # nodes in one cluster (kube-scheduler is tested at 5,000)
+MAX_NODE_CPU = MAX_CORES  # 1,048,576 cores; times MEMORY_BANDWIDTH_PER_CORE it is still exact
+MAX_NODE_BYTES = MAX_BYTES  # 8 PiB: memory, and bandwidths in bytes per second
+MAX_NODE_GPUS = 64  # the largest single servers hold 8 to 16
+MAX_CPU_SPEED = 1000.0  # relative to the reference core
 
 
 def gpus_over_root_complexes(model: str, per_complex: tuple[int, ...]) -> tuple[Gpu, ...]:

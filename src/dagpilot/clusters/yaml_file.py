@@ -16,13 +16,20 @@ from typing import Any, TypeVar
 import yaml
 
 from dagpilot.clusters.node_conventions import (
+    MAX_CPU_SPEED,
+    MAX_NODE_BYTES,
+    MAX_NODE_CPU,
+    MAX_NODE_GPUS,
+    MAX_NODES,
     MEMORY_BANDWIDTH_PER_CORE,
     even_split,
     gpus_over_root_complexes,
     node_labels,
 )
 from dagpilot.core.config import LoaderSettings
+from dagpilot.core.echo import shown
 from dagpilot.core.errors import InvalidInput
+from dagpilot.core.numbers import MAX_EXACT, problem
 from dagpilot.core.reading.yaml_documents import read_yaml_documents
 from dagpilot.core.types import (
     Cluster,
@@ -64,13 +71,14 @@ def parse(document: Any, file: str, default_name: str = "cluster") -> Cluster:
     groups = mapping.get("node_groups")
     if not isinstance(groups, list) or not groups:
         raise top.error("node_groups", "expected a non-empty list of node groups")
+    _check_node_total(groups, file)
     placed: list[tuple[NodeSpec, _Where]] = []
     for position, group in enumerate(groups):
         placed.extend(_group_nodes(group, _Where(file, f"node_groups[{position}]")))
     seen: set[str] = set()
     for node, where in placed:
         if node.name in seen:
-            raise where.error("name", f"node name {node.name!r} is used twice")
+            raise where.error("name", f"node name {shown(node.name)} is used twice")
         seen.add(node.name)
     name = top.typed(mapping.get("name", default_name), "name", str)
     return Cluster(name, tuple(node for node, _ in placed))
@@ -101,21 +109,49 @@ class _Where:
 
     def typed(self, value: Any, field: str, kind: type[T]) -> T:
         if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
-            raise self.error(field, f"expected {kind.__name__}, got {value!r}")
+            raise self.error(field, f"expected {kind.__name__}, got {shown(value)}")
         return value
 
+    def count(self, value: Any, field: str, minimum: int, maximum: int) -> int:
+        """A whole number in [minimum, maximum], checked before anything is made of it."""
+        number = self.typed(value, field, int)
+        reason = problem(number, minimum, maximum)
+        if reason is not None:
+            raise self.error(field, reason)
+        return number
+
     def number(self, value: Any, field: str, parse: Callable[[Any], N],
-               minimum: float = 0.0) -> N:
-        """A quantity ("16", "500m", "64Gi", 30000) of at least `minimum`."""
+               minimum: float = 0.0, maximum: float = MAX_EXACT) -> N:
+        """A finite quantity ("16", "500m", "64Gi", 30000) from `minimum` to `maximum`."""
         try:
             if isinstance(value, bool) or not isinstance(value, str | int | float):
-                raise ValueError(f"expected a quantity, got {value!r}")
-            result = parse(value)
+                raise ValueError(f"expected a quantity, got {shown(value)}")
+            amount = quantity(value)  # finite, or a ValueError
         except ValueError as error:
             raise self.error(field, str(error)) from error
-        if not result >= minimum:
-            raise self.error(field, f"must be at least {minimum:g}, got {value!r}")
-        return result
+        if not amount >= minimum:
+            raise self.error(field, f"must be at least {minimum:g}, got {shown(value)}")
+        if amount > maximum:
+            raise self.error(field, f"{amount:g} is beyond the limit {maximum:g}")
+        return parse(value)
+
+
+def _check_node_total(groups: list[Any], file: str) -> None:
+    """At most MAX_NODES nodes in all, counted from what the groups declare, before any node
+    is made (the groups' own fields are checked as they are read)."""
+    total = 0
+    for position, group in enumerate(groups):
+        if not isinstance(group, dict):
+            continue
+        count, nodes = group.get("count"), group.get("nodes")
+        total += count if isinstance(count, int) and count > 0 else (
+            len(nodes) if isinstance(nodes, list) else 0)
+        if total > MAX_NODES:
+            name = group.get("name")
+            where = _Where(file, f"node_groups[{position}]"
+                           + (f" ({name})" if isinstance(name, str) else ""))
+            raise where.error("count" if "count" in group else "nodes",
+                              f"the cluster would have more than {MAX_NODES:,} nodes")
 
 
 def _group_nodes(group: Any, where: _Where) -> list[tuple[NodeSpec, _Where]]:
@@ -127,9 +163,7 @@ def _group_nodes(group: Any, where: _Where) -> list[tuple[NodeSpec, _Where]]:
     if ("count" in fields) == ("nodes" in fields):
         raise where.error("count", "give exactly one of count and nodes")
     if "count" in fields:
-        count = where.typed(fields["count"], "count", int)
-        if count < 1:
-            raise where.error("count", f"must be at least 1, got {count}")
+        count = where.count(fields["count"], "count", 1, MAX_NODES)
         return [(_node({**shared, "name": f"{name}-{index}"}, where), where)
                 for index in range(count)]
     explicit = fields["nodes"]
@@ -140,11 +174,19 @@ def _group_nodes(group: Any, where: _Where) -> list[tuple[NodeSpec, _Where]]:
         place = where.inside(f".nodes[{position}]")
         own = place.mapping(node, "", NODE_KEYS)
         node_name = place.typed(own.get("name"), "name", str)
-        merged_labels = {**(shared.get("labels") or {}), **(own.get("labels") or {})}
+        merged_labels = {**_labels(shared, where), **_labels(own, place)}
         merged = {**shared, **own, "labels": merged_labels}
         place = place.inside(f" ({node_name})")
         nodes.append((_node(merged, place), place))
     return nodes
+
+
+def _labels(fields: dict[str, Any], where: _Where) -> dict[Any, Any]:
+    """The `labels` mapping of a group or node ({} when absent), before its entries are read."""
+    value = fields.get("labels") or {}
+    if not isinstance(value, dict):
+        raise where.error("labels", "expected a mapping of strings")
+    return value
 
 
 def _node(fields: dict[str, Any], where: _Where) -> NodeSpec:
@@ -152,8 +194,9 @@ def _node(fields: dict[str, Any], where: _Where) -> NodeSpec:
     for required in ("cpu", "memory"):
         if required not in fields:
             raise where.error(required, "missing")
-    cpu = where.number(fields["cpu"], "cpu", cpu_cores, minimum=0.001)
-    memory = where.number(fields["memory"], "memory", memory_bytes, minimum=1)
+    cpu = where.number(fields["cpu"], "cpu", cpu_cores, minimum=0.001, maximum=MAX_NODE_CPU)
+    memory = where.number(fields["memory"], "memory", memory_bytes, minimum=1,
+                          maximum=MAX_NODE_BYTES)
     zone = where.typed(fields.get("zone", "zone-a"), "zone", str)
     rack = where.typed(fields.get("rack", "rack-0"), "rack", str)
     gpus = _gpus(fields.get("gpus"), where)
@@ -171,9 +214,9 @@ def _node(fields: dict[str, Any], where: _Where) -> NodeSpec:
         disk=_disk(fields.get("disk"), where),
         memory_bandwidth_bytes_s=where.number(
             fields.get("memory_bandwidth", cpu * MEMORY_BANDWIDTH_PER_CORE), "memory_bandwidth",
-            _whole, minimum=1),
+            _whole, minimum=1, maximum=MAX_NODE_BYTES),
         cpu_speed=where.number(fields.get("cpu_speed", 1.0), "cpu_speed", quantity,
-                               minimum=1e-6),
+                               minimum=1e-6, maximum=MAX_CPU_SPEED),
         labels=node_labels(name, zone, rack, instance_type=instance_type, gpu_model=model,
                            extra=extra),
         taints=_taints(fields.get("taints") or [], where),
@@ -186,19 +229,20 @@ def _gpus(value: Any, where: _Where) -> tuple[Gpu, ...]:
         return ()
     fields = where.mapping(value, "gpus", GPU_KEYS)
     model = where.typed(fields.get("model"), "gpus.model", str)
-    count = where.typed(fields.get("count"), "gpus.count", int)
-    if count < 0:
-        raise where.error("gpus.count", f"must be at least 0, got {count}")
+    count = where.count(fields.get("count"), "gpus.count", 0, MAX_NODE_GPUS)
     complexes = fields.get("root_complexes", 1)
     if isinstance(complexes, list):
-        split = tuple(where.typed(c, "gpus.root_complexes", int) for c in complexes)
-        if sum(split) != count or min(split, default=0) < 0:
+        if len(complexes) > MAX_NODE_GPUS:
+            raise where.error("gpus.root_complexes", f"{len(complexes)} root complexes, beyond "
+                              f"the limit {MAX_NODE_GPUS}")
+        split = tuple(where.count(c, "gpus.root_complexes", 0, MAX_NODE_GPUS)
+                      for c in complexes)
+        if sum(split) != count:
             raise where.error("gpus.root_complexes",
                               f"GPUs per root complex {list(split)} do not add up to {count}")
     else:
-        if where.typed(complexes, "gpus.root_complexes", int) < 1:
-            raise where.error("gpus.root_complexes", f"must be at least 1, got {complexes}")
-        split = even_split(count, complexes)
+        split = even_split(count, where.count(complexes, "gpus.root_complexes", 1,
+                                              MAX_NODE_GPUS))
     return gpus_over_root_complexes(model, split)
 
 
@@ -208,14 +252,16 @@ def _disk(value: Any, where: _Where) -> Disk:
     fields = where.mapping(value, "disk", DISK_KEYS)
     kind_text = fields.get("kind", Disk().kind.value)
     kinds = {kind.value: kind for kind in DiskKind}
-    if kind_text not in kinds:
-        raise where.error("disk.kind", f"expected one of {', '.join(kinds)}, got {kind_text!r}")
+    if not isinstance(kind_text, str) or kind_text not in kinds:
+        raise where.error("disk.kind",
+                          f"expected one of {', '.join(kinds)}, got {shown(kind_text)}")
     pool = fields.get("shared_pool")
     return Disk(
         kinds[kind_text],
         iops=where.number(fields.get("iops", Disk().iops), "disk.iops", _whole, minimum=1),
         bandwidth_bytes_s=where.number(fields.get("bandwidth", Disk().bandwidth_bytes_s),
-                                       "disk.bandwidth", _whole, minimum=1),
+                                       "disk.bandwidth", _whole, minimum=1,
+                                       maximum=MAX_NODE_BYTES),
         shared_pool=None if pool is None else where.typed(pool, "disk.shared_pool", str),
     )
 
@@ -229,9 +275,9 @@ def _taints(value: Any, where: _Where) -> tuple[Taint, ...]:
         field = f"taints[{position}]"
         fields = where.mapping(item, field, TAINT_KEYS)
         effect = fields.get("effect", "NoSchedule")
-        if effect not in effects:
+        if not isinstance(effect, str) or effect not in effects:
             raise where.error(f"{field}.effect",
-                              f"expected one of {', '.join(effects)}, got {effect!r}")
+                              f"expected one of {', '.join(effects)}, got {shown(effect)}")
         taints.append(Taint(where.typed(fields.get("key"), f"{field}.key", str),
                             _text(fields.get("value", ""), where, f"{field}.value"),
                             effects[effect]))
@@ -256,7 +302,7 @@ def _text(value: Any, where: _Where, field: str) -> str:
         return "true" if value else "false"
     if isinstance(value, str | int | float):
         return str(value)
-    raise where.error(field, f"expected a string, got {value!r}")
+    raise where.error(field, f"expected a string, got {shown(value)}")
 
 
 def to_yaml(cluster: Cluster) -> str:

@@ -5,6 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from dagpilot.core.echo import printable, shown
+
+FIELD_LIMIT = 120  # a field is a path in the document; keys from the input are cut here
+RECORD_LIMIT = 240  # a record names a place (line, task), with ids from the input
+
 
 class DagpilotError(Exception):
     """Base of every error dagpilot raises on purpose."""
@@ -35,9 +40,14 @@ class InvalidInput(DagpilotError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        field = f"field {self.field!r}" if self.field else ""
-        where = ", ".join(part for part in (self.record, field) if part)
-        return f"{self.file}: {where}: {self.message}" if where else f"{self.file}: {self.message}"
+        # The parts echo the input (file names, task ids): no raw control characters.
+        field = f"field {shown(self.field, FIELD_LIMIT)}" if self.field else ""
+        record = printable(self.record)
+        if len(record) > RECORD_LIMIT:
+            record = record[: RECORD_LIMIT - 3] + "..."
+        where = ", ".join(part for part in (record, field) if part)
+        file, message = printable(self.file), printable(self.message)
+        return f"{file}: {where}: {message}" if where else f"{file}: {message}"
 
 
 class Unreadable(InvalidInput):
@@ -54,7 +64,7 @@ class SpecError(DagpilotError):
     def __init__(self, spec: str, message: str) -> None:
         self.spec = spec
         self.message = message
-        super().__init__(f"{spec!r}: {message}")
+        super().__init__(f"{shown(spec, FIELD_LIMIT)}: {printable(message)}")
 
 
 class IntegrityError(DagpilotError):

@@ -15,9 +15,13 @@ Row -> task:
   `mean_instance_duration` -> runtime_s, for Terminated rows only (the trace writes 1 when it is
   unknown, so those tasks take 1 s); `plan_cpu` / 100 -> cores and `plan_mem` / 100 x
   `settings.alibaba_machine_memory` -> bytes, each the settings default when "nan" or -1 (the
-  trace's marker for an invalid value).
+  trace's marker for an invalid value; 101 too for `plan_mem`, normalised to 0..100).
 - `start_time` / `end_time` of 0 mean "not started" / "not ended". A job arrives at the earliest
   start of its tasks (0 when none started); tasks keep their times in `recorded`.
+- Numbers are finite and within LIMITS (times not negative, an end not before its start,
+  at most MAX_INSTANCES instances); "nan" is only read where the trace writes it (instance_num,
+  mean_instance_duration, plan_cpu, plan_mem). The header names each column once and no row
+  is shorter than it (core.csv_shape).
 - A job whose rows are not all Terminated gets a label `alibaba.status` with the status counts
   and no recorded makespan.
 - A task that did not terminate (Running, Waiting, Failed) has no measured runtime: a Running
@@ -44,8 +48,11 @@ from typing import Any
 import polars as pl
 
 from dagpilot.core.config import LoaderSettings
+from dagpilot.core.csv_shape import check_shape
+from dagpilot.core.echo import shown
 from dagpilot.core.errors import InvalidInput
 from dagpilot.core.job_draft import JobDraft
+from dagpilot.core.numbers import MAX_CORES, MAX_DIGITS, MAX_EXACT, ascii_whole, problem
 from dagpilot.core.reading.folders import files_in, path_kind
 from dagpilot.core.types import Recorded, Resources, Task, labels
 from dagpilot.workloads import compressed
@@ -55,9 +62,26 @@ log = logging.getLogger(__name__)
 TEXT_COLUMNS = ("job_name", "task_name", "status")
 NUMBER_COLUMNS = ("instance_num", "start_time", "end_time", "mean_instance_duration",
                   "plan_cpu", "plan_mem")
-_DAG_NAME = re.compile(r"^[A-Za-z]+(\d+)(?:_(.*))?$")
+# ASCII digits, at most MAX_DIGITS of them: `\d` also matches "٣", and int() refuses 4,301 digits
+_DAG_NAME = re.compile(rf"^[A-Za-z]+([0-9]{{1,{MAX_DIGITS}}})(?:_(.*))?$")
 _FIRST_DATA_LINE = 2  # line 1 is the header
 TERMINATED = "Terminated"
+# More instances than this in one task is no trace of a real job: ten times the most in the
+# shared samples (97,890), and the sum over a file's tasks stays far inside an int64.
+MAX_INSTANCES = 1_000_000
+MAX_DURATION_S = 1e15  # job_draft refuses runtimes over a year; this keeps every sum finite
+INVALID_MARKERS = (-1.0, 101.0)  # the trace's markers of an invalid normalised value
+# [low, high] of each number column (NaN is refused where the trace does not use it).
+# Negative counts, runtimes and CPU are left to job_draft's rules, which report them per task.
+LIMITS: dict[str, tuple[float, float]] = {
+    "instance_num": (-MAX_INSTANCES, MAX_INSTANCES),
+    "start_time": (0.0, MAX_EXACT), "end_time": (0.0, MAX_EXACT),
+    "mean_instance_duration": (-MAX_DURATION_S, MAX_DURATION_S),
+    "plan_cpu": (-100 * MAX_CORES, 100 * MAX_CORES),
+    "plan_mem": (0.0, 100.0),  # percent of a machine's memory (or an INVALID_MARKERS)
+}
+# Columns where "nan" (or nothing) means "not recorded": Waiting rows were never planned.
+NAN_MEANS_MISSING = ("instance_num", "mean_instance_duration", "plan_cpu", "plan_mem")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +98,8 @@ def parse_task_name(name: str) -> TaskName:
     if match is None:
         return TaskName(None)
     tokens = (match.group(2) or "").split("_")
-    return TaskName(int(match.group(1)), tuple(int(t) for t in tokens if t.isdigit()))
+    parents = (ascii_whole(token) for token in tokens)
+    return TaskName(int(match.group(1)), tuple(n for n in parents if n is not None))
 
 
 def read(argument: str, settings: LoaderSettings) -> list[JobDraft]:
@@ -128,6 +153,7 @@ def _read_table(path: Path) -> pl.DataFrame:
     """Every column as text, so that a bad value can be reported with its line and column."""
     file = str(path)
     data = compressed.read_bytes(path)
+    check_shape(data, file)
     try:
         frame = pl.read_csv(io.BytesIO(data), infer_schema_length=0)
     except pl.exceptions.PolarsError as error:
@@ -167,12 +193,39 @@ def _numbers(frame: pl.DataFrame, file: str) -> pl.DataFrame:
     for column in NUMBER_COLUMNS:
         text = frame[column].str.strip_chars()
         number = converted[column]
-        bad = ((number.is_nan() & text.is_not_null() & (text != "")
-                & (text.str.to_lowercase() != "nan")) | number.is_infinite()).arg_true()
+        empty = text.is_null() | (text == "")
+        if column in NAN_MEANS_MISSING:
+            bad = (number.is_nan() & ~empty & (text.str.to_lowercase() != "nan")
+                   | number.is_infinite()).arg_true()
+        else:
+            bad = (number.is_nan() | number.is_infinite()).arg_true()
         if bad.len():
+            value = text[bad[0]]
             raise InvalidInput(file, f"line {bad[0] + _FIRST_DATA_LINE}", column,
-                               f"not a finite number: {text[bad[0]]!r}")
+                               f"not a finite number: {shown(value)}" if value else "missing")
+    _check_ranges(converted, file)
     return converted
+
+
+def _check_ranges(frame: pl.DataFrame, file: str) -> None:
+    """Every number within LIMITS (NaN is "not recorded" by now), and no end before its start."""
+    for column, (low, high) in LIMITS.items():
+        values = pl.col(column)
+        outside = values.is_not_nan() & ((values < low) | (values > high))
+        if column == "plan_mem":
+            outside = outside & ~values.is_in(INVALID_MARKERS)
+        rows = frame.select(outside.arg_true()).to_series()
+        if rows.len():
+            value = frame[column][rows[0]]
+            raise InvalidInput(file, f"line {rows[0] + _FIRST_DATA_LINE}", column,
+                               problem(value, low, high) or f"out of range: {value:g}")
+    start, end = pl.col("start_time"), pl.col("end_time")
+    backwards = frame.select(((start > 0) & (end > 0) & (end < start)).arg_true()).to_series()
+    if backwards.len():
+        row = backwards[0]
+        raise InvalidInput(file, f"line {row + _FIRST_DATA_LINE}", "end_time",
+                           f"the task ends ({frame['end_time'][row]:g}) before it starts "
+                           f"({frame['start_time'][row]:g})")
 
 
 _Row = tuple[Any, ...]
@@ -188,8 +241,9 @@ def _task_rows(frame: pl.DataFrame, file: str, settings: LoaderSettings) -> pl.D
         raise InvalidInput(file, f"line {index + _FIRST_DATA_LINE}", "instance_num",
                            f"not a whole number: {frame['instance_num'][index]:g}")
     cpu, memory = pl.col("plan_cpu"), pl.col("plan_mem")
-    # -1 is the trace's marker for an invalid value (alibaba_trace_2018.md, section 2.2)
-    no_cpu, no_memory = cpu.is_nan() | (cpu == -1), memory.is_nan() | (memory == -1)
+    # -1 (and 101 for a normalised value) mark an invalid value (alibaba_trace_2018.md, 2.2)
+    no_cpu = cpu.is_nan() | (cpu == -1)
+    no_memory = memory.is_nan() | memory.is_in(INVALID_MARKERS)
     return frame.select(
         "job_name", "task_name", "status",
         (pl.int_range(pl.len()) + _FIRST_DATA_LINE).alias("line"),

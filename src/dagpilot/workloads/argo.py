@@ -27,6 +27,7 @@ from dagpilot.core.reading.yaml_documents import read_yaml_documents
 from dagpilot.core.units import duration_s
 from dagpilot.workloads.argo_digest import read_digest
 from dagpilot.workloads.argo_expand import expand
+from dagpilot.workloads.argo_limits import Budget
 from dagpilot.workloads.argo_manifest import (
     Library,
     Manifest,
@@ -51,12 +52,15 @@ def read(argument: str, settings: LoaderSettings) -> list[JobDraft]:
     histories = {str(file): read_history(file) for file in files}
     drafts: list[JobDraft] = []
     used: set[str] = set()
+    budgets: dict[str, Budget] = {}  # what each file may still unroll to (argo_limits)
     for manifest in manifests:
         workflow = with_workflow_template(manifest, library)
         if not workflow.is_job:
             continue
         job_id = _job_id(manifest, path, used)
-        drafts.append(expand(workflow, job_id, library, histories[manifest.where.file], settings))
+        file = manifest.where.file
+        drafts.append(expand(workflow, job_id, library, histories[file], settings,
+                             budget=budgets.setdefault(file, Budget())))
     return drafts
 
 
@@ -84,7 +88,7 @@ def read_history(manifest: Path) -> dict[str, float]:
     for name, value in raw.items():
         try:
             if isinstance(value, bool):
-                raise ValueError(f"not a duration: {value!r}")
+                raise ValueError(f"not a duration: {value}")
             history[name] = duration_s(value)
         except ValueError as error:
             raise InvalidInput(file, f"$.{name}", name, str(error)) from error

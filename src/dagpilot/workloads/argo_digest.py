@@ -20,6 +20,7 @@ from dagpilot.core.errors import InvalidInput
 from dagpilot.core.job_draft import JobDraft
 from dagpilot.core.reading.json_documents import read_json
 from dagpilot.workloads.argo_expand import expand
+from dagpilot.workloads.argo_limits import Budget, fan_out
 from dagpilot.workloads.argo_manifest import Library, Manifest, Raw, Where, sequence, text
 
 
@@ -30,6 +31,7 @@ def read_digest(path: Path, settings: LoaderSettings) -> list[JobDraft]:
         raise InvalidInput(file, "$", "workflows", "expected an object with a workflows list")
     drafts = []
     library = Library([])
+    budget = Budget()  # the digest is one file: its DAGs share one budget
     for index, entry in enumerate(document["workflows"]):
         where = Where(file, f"workflows[{index}]")
         if not isinstance(entry, Mapping):
@@ -40,7 +42,7 @@ def read_digest(path: Path, settings: LoaderSettings) -> list[JobDraft]:
             name = template["name"]
             manifest = _manifest(entry, template, where)
             job_id = f"{PurePosixPath(source).with_suffix('')}/{name}"
-            drafts.append(expand(manifest, job_id, library, {}, settings))
+            drafts.append(expand(manifest, job_id, library, {}, settings, budget=budget))
     return drafts
 
 
@@ -78,10 +80,11 @@ def _task(task: Any, images: Mapping[str, str], where: Where, index: int) -> Raw
     converted["inline"] = {"name": called, "container": {"image": images.get(str(called), "")}}
     items = task.get("withItems")
     if isinstance(items, int) and not isinstance(items, bool):
-        if items < 0:
-            raise where.inside(task=str(task.get("name"))).error(
-                "withItems", f"expected a count of items, got {items}")
-        converted["withItems"] = list(range(items))
+        name = task.get("name")
+        # checked before the list is made: a count of 10**8 would take gigabytes
+        count = fan_out(items, where.inside(task=name if isinstance(name, str) else ""),
+                        "withItems")
+        converted["withItems"] = list(range(count))
     elif items is not None:
         converted["withItems"] = items
     return converted

@@ -11,7 +11,8 @@
   `withParam` that is a literal JSON list make one task per item, ids `B(0)`, `B(1)`, ...; what
   depends on a fanned-out task waits for all its items. A `withParam` (or sequence) computed at
   run time has an unknown count: the called template's `dagpilot.io/fan-out` annotation, else the
-  workflow's (metadata.annotations), else 1.
+  workflow's (metadata.annotations), else 1. Every count, and what a file unrolls to in all, has
+  a ceiling, checked before unrolling: see argo_limits.
 - Templates are found by `template` in the calling template's manifest, by `templateRef` among
   the WorkflowTemplates (`clusterScope: true`: ClusterWorkflowTemplates) read together, or
   `inline`. Every other template (container, script, containerSet, resource, data, http, plugin,
@@ -26,10 +27,13 @@ from typing import Any
 
 from dagpilot.core.config import LoaderSettings
 from dagpilot.core.dag import topological_order
+from dagpilot.core.echo import shown
 from dagpilot.core.job_draft import JobDraft
+from dagpilot.core.numbers import MAX_DIGITS, ascii_whole
 from dagpilot.core.reading.json_documents import NotJson, parse_json
 from dagpilot.core.types import Task, TaskClass, labels
 from dagpilot.workloads.argo_depends import DependsError, referenced_tasks
+from dagpilot.workloads.argo_limits import MAX_TEMPLATE_DEPTH, Budget, fan_out
 from dagpilot.workloads.argo_manifest import (
     Library,
     Manifest,
@@ -39,7 +43,7 @@ from dagpilot.workloads.argo_manifest import (
     sequence,
     text,
 )
-from dagpilot.workloads.argo_pod import pod, runtime_s
+from dagpilot.workloads.argo_pod import checked_priority, pod, runtime_s
 
 FAN_OUT = "dagpilot.io/fan-out"
 LEAF_KINDS = ("container", "script", "containerSet", "resource", "data", "http", "plugin",
@@ -56,22 +60,24 @@ class Scope:
 
 
 def expand(workflow: Manifest, job_id: str, library: Library, history: Mapping[str, float],
-           settings: LoaderSettings) -> JobDraft:
-    """The draft of a workflow whose templates are complete (workflowTemplateRef resolved)."""
+           settings: LoaderSettings, *, budget: Budget | None = None) -> JobDraft:
+    """The draft of a workflow whose templates are complete (workflowTemplateRef resolved).
+
+    `budget` is what is left of the file's nodes and edges (one per file, shared by its
+    workflows); a workflow read alone gets a fresh one."""
     entrypoint = workflow.entrypoint
     if entrypoint is None:
         raise workflow.where.error("spec.entrypoint", "a workflow needs an entrypoint")
     template = workflow.templates.get(entrypoint)
     if template is None:
-        raise workflow.where.error("spec.entrypoint", f"unknown template {entrypoint!r}")
+        raise workflow.where.error("spec.entrypoint", f"unknown template {shown(entrypoint)}")
     found = {"argo.kind": workflow.kind, "argo.name": workflow.name}
     if workflow.schedule:
         found["argo.schedule"] = workflow.schedule
-    priority = workflow.spec.get("priority", 0)
-    if not isinstance(priority, int) or isinstance(priority, bool):
-        raise workflow.where.error("spec.priority", f"expected an integer, got {priority!r:.40}")
+    priority = checked_priority(workflow.spec.get("priority", 0), workflow.where,
+                                "spec.priority")
     draft = JobDraft(workflow.where.file, job_id, priority=priority, labels=labels(found))
-    _Unroller(workflow, library, history, settings, draft).template(
+    _Unroller(workflow, library, history, settings, draft, budget=budget or Budget()).template(
         Scope(workflow, entrypoint, template), "", (), workflow.where.inside(template=entrypoint))
     return draft
 
@@ -84,12 +90,13 @@ class _Unroller:
     """Adds the tasks of a template to a draft; each step returns the ids of its last tasks."""
 
     def __init__(self, workflow: Manifest, library: Library, history: Mapping[str, float],
-                 settings: LoaderSettings, draft: JobDraft) -> None:
+                 settings: LoaderSettings, draft: JobDraft, *, budget: Budget) -> None:
         self.workflow = workflow
         self.library = library
         self.history = history
         self.settings = settings
         self.draft = draft
+        self.budget = budget
         self.active: list[tuple[str, str, str]] = []  # templates being unrolled, for recursion
 
     def template(self, scope: Scope, prefix: str, parents: tuple[str, ...],
@@ -100,6 +107,10 @@ class _Unroller:
         if key in self.active:
             raise where.error("template", "recursive template: a template that calls itself "
                               "cannot be unrolled into a static DAG")
+        if len(self.active) >= MAX_TEMPLATE_DEPTH:
+            raise where.error("template", f"templates call each other more than "
+                              f"{MAX_TEMPLATE_DEPTH} deep")
+        self.budget.spend(where)
         self.active.append(key)
         try:
             if "dag" in scope.template:
@@ -126,7 +137,7 @@ class _Unroller:
             for dep in deps:
                 if dep not in tasks:
                     field = "depends" if "depends" in tasks[name] else "dependencies"
-                    raise where.inside(task=name).error(field, f"unknown task {dep!r}")
+                    raise where.inside(task=name).error(field, f"unknown task {shown(dep)}")
         order, on_cycle = topological_order(waits)
         if on_cycle:
             first = on_cycle[0]
@@ -147,7 +158,8 @@ class _Unroller:
         for index, group in enumerate(sequence(scope.template, "steps", where)):
             steps = [group] if isinstance(group, Mapping) else group
             if not isinstance(steps, list):
-                raise where.error(f"steps[{index}]", f"expected a list of steps, got {group!r:.60}")
+                raise where.error(f"steps[{index}]",
+                                  f"expected a list of steps, got {shown(group)}")
             ends: list[tuple[str, ...]] = []
             for position, raw in enumerate(steps):
                 step = _task_mapping(raw, where, f"steps[{index}][{position}]")
@@ -166,6 +178,7 @@ class _Unroller:
         count = self._fan_out(task, target, where)
         if count is None:
             return self.template(target, task_id, parents, where)
+        self.budget.reserve(count, where)  # before unrolling any item
         return _union(self.template(target, f"{task_id}({item})", parents, where)
                       for item in range(count)) or parents
 
@@ -181,7 +194,7 @@ class _Unroller:
             raise where.error("template", "names no template (template, templateRef or inline)")
         template = scope.manifest.templates.get(name)
         if template is None:
-            raise where.error("template", f"unknown template {name!r}")
+            raise where.error("template", f"unknown template {shown(name)}")
         return Scope(scope.manifest, name, template)
 
     def _referenced(self, reference: Raw, where: Where) -> Scope:
@@ -190,37 +203,40 @@ class _Unroller:
         owner = self.library.find(owner_name, cluster)
         if owner is None:
             raise where.error("templateRef.name",
-                              f"unknown {Library.kind_name(cluster)} {owner_name!r}")
+                              f"unknown {Library.kind_name(cluster)} {shown(owner_name)}")
         name = text(reference, "template", where, "templateRef.template")
         template = owner.templates.get(name)
         if template is None:
-            raise where.error("templateRef.template", f"unknown template {name!r} in "
-                              f"{Library.kind_name(cluster)} {owner_name!r}")
+            raise where.error("templateRef.template", f"unknown template {shown(name)} in "
+                              f"{Library.kind_name(cluster)} {shown(owner_name)}")
         return Scope(owner, name, template)
 
     def _fan_out(self, task: Raw, target: Scope, where: Where) -> int | None:
+        """The items of a fanned-out task (None when it is not), within MAX_FAN_OUT."""
         if "withItems" in task:
-            return len(sequence(task, "withItems", where))
+            return fan_out(len(sequence(task, "withItems", where)), where, "withItems")
         if "withSequence" in task:
-            count = _sequence_count(mapping(task, "withSequence", where))
+            field = "withSequence"
+            count = _sequence_count(mapping(task, field, where), where)
         elif "withParam" in task:
+            field = "withParam"
             count = _literal_count(task["withParam"], where)
         else:
             return None
-        return self._default_fan_out(target, where) if count is None else count
+        if count is None:
+            return self._default_fan_out(target, where)
+        return fan_out(count, where, field)
 
     def _default_fan_out(self, target: Scope, where: Where) -> int:
         own = mapping(mapping(target.template, "metadata", where), "annotations", where,
                       "metadata.annotations")
         value = own.get(FAN_OUT, self.workflow.annotations.get(FAN_OUT, "1"))
-        try:
-            count = int(value)
-        except (TypeError, ValueError):
-            count = -1
-        if count < 0:
-            raise where.error(f"metadata.annotations.{FAN_OUT}",
-                              f"expected a whole number of items, got {value!r:.40}")
-        return count
+        field = f"metadata.annotations.{FAN_OUT}"
+        count = ascii_whole(value.strip()) if isinstance(value, str) else (
+            value if isinstance(value, int) and not isinstance(value, bool) else None)
+        if count is None:
+            raise where.error(field, f"expected a whole number of items, got {shown(value)}")
+        return fan_out(count, where, field)
 
     def _leaf(self, scope: Scope, task_id: str, parents: tuple[str, ...], caller: Where,
               where: Where) -> str:
@@ -228,6 +244,7 @@ class _Unroller:
         if not any(kind in template for kind in LEAF_KINDS):
             raise where.error("template", "is none of dag, steps, " + ", ".join(LEAF_KINDS))
         fields = pod(template, self.workflow.spec, where, self.settings)
+        self.budget.link(len(parents), where)
         task = Task(
             id=task_id or scope.name, name=scope.name,
             runtime_s=runtime_s(template, scope.name, self.history, where, self.settings),
@@ -244,7 +261,7 @@ class _Unroller:
 
 def _task_mapping(raw: Any, where: Where, path: str) -> Raw:
     if not isinstance(raw, Mapping):
-        raise where.error(path, f"expected a mapping, got {raw!r:.60}")
+        raise where.error(path, f"expected a mapping, got {shown(raw)}")
     return raw
 
 
@@ -254,25 +271,41 @@ def _dependencies(task: Raw, where: Where) -> tuple[str, ...]:
     if "depends" in task:
         expression = task["depends"]
         if not isinstance(expression, str):
-            raise where.error("depends", f"expected an expression, got {expression!r:.60}")
+            raise where.error("depends", f"expected an expression, got {shown(expression)}")
         try:
             return referenced_tasks(expression)
         except DependsError as error:
             raise where.error("depends", str(error)) from error
     names = sequence(task, "dependencies", where)
     if not all(isinstance(name, str) for name in names):
-        raise where.error("dependencies", f"expected task names, got {names!r:.60}")
+        raise where.error("dependencies", f"expected task names, got {shown(names)}")
     return tuple(dict.fromkeys(names))
 
 
-def _sequence_count(spec: Raw) -> int | None:
-    """Items of a withSequence, or None when they are computed at run time."""
-    try:
-        if "count" in spec:
-            return max(int(spec["count"]), 0)
-        return max(int(spec.get("end", 0)) - int(spec.get("start", 0)) + 1, 0)
-    except (TypeError, ValueError):
-        return None
+def _sequence_count(spec: Raw, where: Where) -> int | None:
+    """Items of a withSequence (`count`, or `start` to `end`), or None when they are computed at
+    run time (a `{{...}}` parameter)."""
+    if "count" in spec:
+        count = _sequence_number(spec["count"], where, "withSequence.count")
+        return None if count is None else max(count, 0)
+    start = _sequence_number(spec.get("start", 0), where, "withSequence.start")
+    end = _sequence_number(spec.get("end", 0), where, "withSequence.end")
+    return None if start is None or end is None else max(end - start + 1, 0)
+
+
+def _sequence_number(value: Any, where: Where, field: str) -> int | None:
+    """An int of at most MAX_DIGITS digits, from a number or its text; None for text that is
+    no number (a parameter resolved at run time); an InvalidInput for anything else."""
+    if isinstance(value, str):
+        text = value.strip()
+        number = ascii_whole(text.removeprefix("-"))
+        return None if number is None else (-number if text.startswith("-") else number)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or abs(value) >= 10**MAX_DIGITS:
+        raise where.error(field, f"expected a whole number of at most {MAX_DIGITS} digits, "
+                          f"got {shown(value)}")
+    return value
 
 
 def _literal_count(param: Any, where: Where) -> int | None:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dagpilot.core.echo import shown
 from dagpilot.core.errors import InvalidInput
 
 log = logging.getLogger(__name__)
@@ -19,6 +20,7 @@ log = logging.getLogger(__name__)
 WORKFLOW_KINDS = ("Workflow", "CronWorkflow")
 TEMPLATE_KINDS = ("WorkflowTemplate", "ClusterWorkflowTemplate")
 Raw = Mapping[str, Any]
+NAME_LIMIT = 120  # template and task names as records show them
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,9 +35,9 @@ class Where:
     def record(self) -> str:
         parts = [self.document] if self.document else []
         if self.template:
-            parts.append(f"template {self.template!r}")
+            parts.append(f"template {shown(self.template, NAME_LIMIT)}")
         if self.task:
-            parts.append(f"task {self.task!r}")
+            parts.append(f"task {shown(self.task, NAME_LIMIT)}")
         return ", ".join(parts)
 
     def inside(self, template: str | None = None, task: str | None = None) -> Where:
@@ -77,7 +79,7 @@ def mapping(parent: Raw, key: str, where: Where, path: str = "") -> Raw:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise where.error(path or key, f"expected a mapping, got {value!r:.60}")
+        raise where.error(path or key, f"expected a mapping, got {shown(value)}")
     return value
 
 
@@ -87,7 +89,7 @@ def sequence(parent: Raw, key: str, where: Where, path: str = "") -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise where.error(path or key, f"expected a list, got {value!r:.60}")
+        raise where.error(path or key, f"expected a list, got {shown(value)}")
     return value
 
 
@@ -96,7 +98,7 @@ def text(parent: Raw, key: str, where: Where, path: str = "", default: str = "")
     if value is None:
         return default
     if not isinstance(value, str):
-        raise where.error(path or key, f"expected a string, got {value!r:.60}")
+        raise where.error(path or key, f"expected a string, got {shown(value)}")
     return value
 
 
@@ -105,10 +107,12 @@ def read_manifest(document: Any, where: Where) -> Manifest | None:
     if document is None:
         return None
     if not isinstance(document, Mapping):
-        raise where.error("", f"expected a Kubernetes object (a mapping), got {document!r:.60}")
+        raise where.error("", f"expected a Kubernetes object (a mapping), got {shown(document)}")
     kind = document.get("kind")
-    if kind not in WORKFLOW_KINDS + TEMPLATE_KINDS:
-        log.debug("%s: %s: skipping kind %r", where.file, where.document, kind)
+    if kind is not None and not isinstance(kind, str):
+        raise where.error("kind", f"expected the kind's name, got {shown(kind)}")
+    if kind not in WORKFLOW_KINDS + TEMPLATE_KINDS or not isinstance(kind, str):
+        log.debug("%s: %s: skipping kind %s", where.file, where.document, shown(kind))
         return None
     metadata = mapping(document, "metadata", where)
     name = (text(metadata, "name", where, "metadata.name")
@@ -119,9 +123,24 @@ def read_manifest(document: Any, where: Where) -> Manifest | None:
     if kind == "CronWorkflow":
         schedule = text(spec, "schedule", where, "spec.schedule") or None
         spec = mapping(spec, "workflowSpec", where, "spec.workflowSpec")
-    annotations = mapping(metadata, "annotations", where, "metadata.annotations")
-    return Manifest(where, str(kind), name, spec, _templates(spec, where),
-                    {str(k): str(v) for k, v in annotations.items()}, schedule)
+    annotations = _annotations(mapping(metadata, "annotations", where, "metadata.annotations"),
+                               where)
+    return Manifest(where, kind, name, spec, _templates(spec, where), annotations, schedule)
+
+
+def _annotations(raw: Raw, where: Where) -> dict[str, str]:
+    """Annotations are strings; YAML's unquoted numbers and booleans keep their text, and
+    anything else (a list, a mapping) is refused rather than turned into text."""
+    found: dict[str, str] = {}
+    for key, value in raw.items():
+        if isinstance(value, bool):
+            found[str(key)] = "true" if value else "false"
+        elif isinstance(value, int | float | str):
+            found[str(key)] = str(value)
+        else:
+            raise where.error(f"metadata.annotations.{shown(key)}",
+                              f"expected a string, got {shown(value)}")
+    return found
 
 
 def _templates(spec: Raw, where: Where) -> dict[str, Raw]:
@@ -129,7 +148,7 @@ def _templates(spec: Raw, where: Where) -> dict[str, Raw]:
     for index, template in enumerate(sequence(spec, "templates", where, "spec.templates")):
         path = f"spec.templates[{index}]"
         if not isinstance(template, Mapping):
-            raise where.error(path, f"expected a mapping, got {template!r:.60}")
+            raise where.error(path, f"expected a mapping, got {shown(template)}")
         name = text(template, "name", where, f"{path}.name")
         if not name:
             raise where.error(f"{path}.name", "a template needs a name")
@@ -151,7 +170,7 @@ def with_workflow_template(manifest: Manifest, library: Library) -> Manifest:
     base = library.find(name, cluster)
     if base is None:
         raise manifest.where.error("spec.workflowTemplateRef.name",
-                                   f"unknown {library.kind_name(cluster)} {name!r}")
+                                   f"unknown {library.kind_name(cluster)} {shown(name)}")
     return dataclasses.replace(manifest, spec={**base.spec, **manifest.spec},
                                templates={**base.templates, **manifest.templates})
 

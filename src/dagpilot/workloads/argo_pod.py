@@ -12,6 +12,9 @@
 - The expected runtime is the template's `dagpilot.io/expected-duration` annotation ("90s",
   "5m", "1h30m" or seconds), else the history entry for the template's name, else
   `settings.default_runtime_s`.
+- Every amount is finite and not negative, at most MAX_CORES cores or GPUs and MAX_BYTES of
+  memory (beyond what makes sense, job_draft's rules refuse it); priorities are int32, as in
+  Kubernetes and Argo.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dagpilot.core.config import LoaderSettings
+from dagpilot.core.echo import shown
+from dagpilot.core.numbers import INT32, MAX_BYTES, MAX_CORES, problem
 from dagpilot.core.types import (
     Labels,
     NodeAffinity,
@@ -31,7 +36,7 @@ from dagpilot.core.types import (
     Toleration,
     labels,
 )
-from dagpilot.core.units import cpu_cores, duration_s, memory_bytes, quantity
+from dagpilot.core.units import cpu_cores, duration_s, quantity
 from dagpilot.workloads.argo_manifest import Raw, Where, mapping, sequence, text
 
 EXPECTED_DURATION = "dagpilot.io/expected-duration"
@@ -39,6 +44,7 @@ GPU = "nvidia.com/gpu"
 RESOURCES = ("cpu", "memory", GPU)
 OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"})
 HOSTNAME_LABEL = "kubernetes.io/hostname"
+MAX_AMOUNT = {"cpu": MAX_CORES, "memory": float(MAX_BYTES), GPU: MAX_CORES}
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,12 +66,22 @@ def pod(template: Raw, spec: Raw, where: Where, settings: LoaderSettings) -> Pod
         spec, "tolerations", where, "spec.tolerations")
     affinity = mapping(template, "affinity", where) or mapping(spec, "affinity", where,
                                                                "spec.affinity")
-    priority = template.get("priority", spec.get("podPriority", 0))
-    if not isinstance(priority, int) or isinstance(priority, bool):
-        raise where.error("priority", f"expected an integer, got {priority!r:.40}")
+    field = "priority" if "priority" in template else "spec.podPriority"
+    priority = checked_priority(template.get("priority", spec.get("podPriority", 0)), where,
+                                field)
     return Pod(requests, limits, _node_selector(node_selector, where),
                tuple(_toleration(t, where, f"tolerations[{i}]") for i, t in enumerate(tolerations)),
                _node_affinity(affinity, where), priority)
+
+
+def checked_priority(value: Any, where: Where, field: str) -> int:
+    """A priority: an integer in int32's range (what Kubernetes and Argo store)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise where.error(field, f"expected an integer, got {shown(value)}")
+    reason = problem(value, *INT32)
+    if reason is not None:
+        raise where.error(field, f"{reason} (priorities are 32-bit integers)")
+    return value
 
 
 def runtime_s(template: Raw, name: str, history: Mapping[str, float], where: Where,
@@ -98,7 +114,7 @@ def _containers(template: Raw, where: Where) -> list[tuple[str, Raw]]:
 
 def _as_mapping(value: Any, where: Where, path: str) -> Raw:
     if not isinstance(value, Mapping):
-        raise where.error(path, f"expected a mapping, got {value!r:.60}")
+        raise where.error(path, f"expected a mapping, got {shown(value)}")
     return value
 
 
@@ -137,19 +153,20 @@ def _amount(values: Raw, name: str, where: Where, path: str) -> float | None:
         return None
     raw = values[name]
     try:
-        if name == "cpu":
-            return cpu_cores(raw)
-        if name == "memory":
-            return float(memory_bytes(raw))
-        return quantity(raw)
+        amount = cpu_cores(raw) if name == "cpu" else quantity(raw)
     except (ValueError, TypeError) as error:
-        raise where.error(path, f"bad Kubernetes quantity {raw!r:.40}: {error}") from error
+        raise where.error(path, f"bad Kubernetes quantity {shown(raw)}: {error}") from error
+    reason = problem(amount, 0.0, MAX_AMOUNT[name])
+    if reason is not None:
+        raise where.error(path, f"{name} {reason}")
+    return float(round(amount)) if name == "memory" else amount
 
 
 def _node_selector(raw: Raw, where: Where) -> Labels:
     for key, value in raw.items():
         if not isinstance(value, str):
-            raise where.error(f"nodeSelector.{key}", f"expected a string, got {value!r:.40}")
+            raise where.error(f"nodeSelector.{shown(key)}",
+                              f"expected a string, got {shown(value)}")
     return labels({str(k): v for k, v in raw.items()})
 
 
@@ -157,14 +174,14 @@ def _toleration(raw: Any, where: Where, path: str) -> Toleration:
     item = _as_mapping(raw, where, path)
     operator = text(item, "operator", where, f"{path}.operator", "Equal")
     if operator not in ("Equal", "Exists"):
-        raise where.error(f"{path}.operator", f"expected Equal or Exists, got {operator!r}")
+        raise where.error(f"{path}.operator", f"expected Equal or Exists, got {shown(operator)}")
     effect_name = text(item, "effect", where, f"{path}.effect")
     try:
         effect = TaintEffect(effect_name) if effect_name else None
     except ValueError as error:
         known = ", ".join(e.value for e in TaintEffect)
-        raise where.error(f"{path}.effect", f"unknown effect {effect_name!r}; known: {known}") \
-            from error
+        raise where.error(f"{path}.effect",
+                          f"unknown effect {shown(effect_name)}; known: {known}") from error
     return Toleration(text(item, "key", where, f"{path}.key"), operator,
                       text(item, "value", where, f"{path}.value"), effect)
 
@@ -187,7 +204,7 @@ def _node_affinity(affinity: Raw, where: Where) -> NodeAffinity | None:
         entry = _as_mapping(item, where, item_path)
         weight = entry.get("weight")
         if not isinstance(weight, int) or isinstance(weight, bool) or not 1 <= weight <= 100:
-            raise where.error(f"{item_path}.weight", f"expected 1..100, got {weight!r:.40}")
+            raise where.error(f"{item_path}.weight", f"expected 1..100, got {shown(weight)}")
         preferred.append((weight, _term(entry.get("preference"), where,
                                         f"{item_path}.preference")))
     return NodeAffinity(terms, tuple(preferred))
@@ -211,12 +228,14 @@ def _requirement(raw: Any, where: Where, path: str, fields: bool) -> Requirement
     operator = text(item, "operator", where, f"{path}.operator")
     if operator not in OPERATORS:
         raise where.error(f"{path}.operator",
-                          f"unknown operator {operator!r}; known: {', '.join(sorted(OPERATORS))}")
+                          f"unknown operator {shown(operator)}; known: "
+                          f"{', '.join(sorted(OPERATORS))}")
     values = sequence(item, "values", where, f"{path}.values")
     if not all(isinstance(v, str) for v in values):
-        raise where.error(f"{path}.values", f"expected strings, got {values!r:.60}")
+        raise where.error(f"{path}.values", f"expected strings, got {shown(values)}")
     if fields:
         if key != "metadata.name":
-            raise where.error(f"{path}.key", f"matchFields supports metadata.name, got {key!r}")
+            raise where.error(f"{path}.key",
+                              f"matchFields supports metadata.name, got {shown(key)}")
         key = HOSTNAME_LABEL
     return Requirement(key, operator, tuple(values))

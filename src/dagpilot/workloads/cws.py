@@ -15,6 +15,9 @@ Row -> task (a missing value is `-`):
 - cpu_intensity from `%cpu`, io_intensity and task_class as `workloads.intensity` says;
 - recorded = Recorded(node=`hostname`, submit_s, start_s, complete_s), epoch ms -> seconds, as
   recorded; recorded_makespan_s = last complete - first submit (as in `runs.csv`).
+- Every number is finite and within LIMITS (bytes and %cpu not negative, times in order:
+  submit <= start <= complete); the header names each column once and no row is shorter than
+  it (core.csv_shape).
 Rows of failed attempts stay tasks like any other (the shared traces have none).
 
 Task-level edges are not recorded; `workloads.cws_edges` rebuilds them (its docstring has the
@@ -40,8 +43,11 @@ from typing import Any, NamedTuple
 import polars as pl
 
 from dagpilot.core.config import LoaderSettings
+from dagpilot.core.csv_shape import check_shape
+from dagpilot.core.echo import shown
 from dagpilot.core.errors import InvalidInput
 from dagpilot.core.job_draft import JobDraft, children_of
+from dagpilot.core.numbers import MAX_BYTES, MAX_CORES, MAX_EXACT, problem
 from dagpilot.core.reading.folders import files_in, path_kind
 from dagpilot.core.reading.json_documents import read_json
 from dagpilot.core.types import Recorded, Resources, Task, labels
@@ -62,6 +68,18 @@ MS = 1000.0
 _FIRST_DATA_LINE = 2  # line 1 is the header
 LINE = "_line"  # the column read_table adds: each row's line in the file
 TRACE_SUFFIXES = (".csv.gz", ".csv")
+MAX_MS = 1e15  # a duration in ms beyond 31,000 years is no measurement
+EVENTS = ("submit", "start", "complete")  # in this order in time, when recorded
+# [low, high] of each number column (NaN and infinities are refused outright). Negative
+# runtimes and requests are left to the DAG rules (job_draft), which report them per task.
+LIMITS: dict[str, tuple[float, float]] = {
+    "rep": (0, MAX_EXACT),
+    **dict.fromkeys(EVENTS, (0, MAX_EXACT)),  # epoch ms
+    "realtime": (-MAX_MS, MAX_MS), "duration": (-MAX_MS, MAX_MS),
+    "cpus": (-MAX_CORES, MAX_CORES), "memory": (-MAX_BYTES, MAX_BYTES),
+    "%cpu": (0, MAX_CORES * 100),
+    **dict.fromkeys(("peak_rss", "read_bytes", "write_bytes", "rchar", "wchar"), (0, MAX_BYTES)),
+}
 
 
 @dataclass(frozen=True)
@@ -138,6 +156,7 @@ def read_table(path: Path) -> pl.DataFrame:
     """A CSV (plain or gzipped), every column as text, plus the LINE column (header = line 1)."""
     file = str(path)
     data = compressed.read_bytes(path)
+    check_shape(data, file)  # no column named twice, no short row
     try:
         frame = pl.read_csv(io.BytesIO(data), infer_schema_length=0)
     except (pl.exceptions.PolarsError, UnicodeDecodeError) as error:
@@ -163,19 +182,44 @@ def _first_rows(frame: pl.DataFrame, conditions: dict[str, pl.Expr]) -> dict[str
 
 
 def to_numbers(frame: pl.DataFrame, columns: Sequence[str], file: str) -> pl.DataFrame:
-    """The columns as Float64, `-` and empty as null; a value that is not a number is an error."""
+    """The columns as Float64, `-` and empty as null; a value that is not a finite number
+    ("nan", "inf", "1e400" included) is an error."""
     numbers: dict[str, pl.Expr] = {}
     bad: dict[str, pl.Expr] = {}
     for column in columns:
         text = pl.col(column).str.strip_chars()
         present = text.is_not_null() & (text != "") & (text != MISSING)
         numbers[column] = text.cast(pl.Float64, strict=False)  # "", "-" and null give null
-        bad[column] = present & numbers[column].is_null()
+        bad[column] = present & (numbers[column].is_null() | ~numbers[column].is_finite())
     for column, row in _first_rows(frame, bad).items():
         if row is not None:
             raise InvalidInput(file, f"line {frame[LINE][row]}", column,
-                               f"not a number: {frame[column][row]!r}")
+                               f"not a finite number: {shown(frame[column][row])}")
     return frame.with_columns(number.alias(column) for column, number in numbers.items())
+
+
+def check_ranges(frame: pl.DataFrame, limits: dict[str, tuple[float, float]], file: str) -> None:
+    """Every number of the columns `limits` names within its [low, high], else InvalidInput
+    at the first row that is not."""
+    outside = {column: pl.col(column).is_not_null()
+               & ((pl.col(column) < low) | (pl.col(column) > high))
+               for column, (low, high) in limits.items() if column in frame.columns}
+    for column, row in _first_rows(frame, outside).items():
+        if row is not None:
+            reason = problem(frame[column][row], *limits[column]) or "out of range"
+            raise InvalidInput(file, f"line {frame[LINE][row]}", column, reason)
+
+
+def _check_event_order(frame: pl.DataFrame, file: str) -> None:
+    """submit <= start <= complete wherever two of them are recorded."""
+    pairs = [(early, late) for index, early in enumerate(EVENTS) for late in EVENTS[index + 1:]]
+    backwards = {f"{late}<{early}": pl.col(late) < pl.col(early) for early, late in pairs}
+    for name, row in _first_rows(frame, backwards).items():
+        if row is not None:
+            late, early = name.split("<")
+            raise InvalidInput(file, f"line {frame[LINE][row]}", late,
+                               f"{late} {frame[late][row]:.0f} is before {early} "
+                               f"{frame[early][row]:.0f}")
 
 
 def read_trace(path: Path) -> pl.DataFrame:
@@ -194,6 +238,8 @@ def read_trace(path: Path) -> pl.DataFrame:
                                 for c in OPTIONAL_TEXT + OPTIONAL_NUMBERS
                                 if c not in frame.columns])
     frame = to_numbers(frame, REQUIRED_NUMBERS + OPTIONAL_NUMBERS, file)
+    check_ranges(frame, LIMITS, file)
+    _check_event_order(frame, file)
     rep = pl.col("rep")
     bad_rep = _first_rows(frame, {"fractional": rep.is_not_null() & (rep % 1 != 0),
                                  "missing": rep.is_null()})
@@ -217,7 +263,7 @@ def read_process_dag(path: Path) -> ProcessDag:
         if not (isinstance(edge, list) and len(edge) == 2
                 and all(isinstance(end, str) for end in edge)):
             raise InvalidInput(file, f"process_edges[{index}]", "process_edges",
-                               f"expected [parent, child] process names, got {edge!r:.80}")
+                               f"expected [parent, child] process names, got {shown(edge)}")
         parents.setdefault(edge[1], []).append(edge[0])
     known = frozenset(processes) | {end for edge in edges for end in edge}
     return ProcessDag(file, known, {child: tuple(ups) for child, ups in parents.items()})
@@ -234,7 +280,7 @@ def _check_processes(frame: pl.DataFrame, dag: ProcessDag, file: str) -> None:
     unknown = frame.filter(~pl.col("process").is_in(list(dag.processes)))
     if unknown.height:
         raise InvalidInput(file, f"line {unknown[LINE][0]}", "process",
-                           f"process {unknown['process'][0]!r} is not in {dag.file}")
+                           f"process {shown(unknown['process'][0])} is not in {dag.file}")
 
 
 # --- one run -> one draft ------------------------------------------------------------------

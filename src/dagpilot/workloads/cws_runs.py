@@ -14,12 +14,22 @@ from typing import Any
 import polars as pl
 
 from dagpilot.core.errors import InvalidInput
-from dagpilot.workloads.cws import LINE, read_table, require_columns, to_numbers
+from dagpilot.core.numbers import MAX_EXACT
+from dagpilot.workloads.cws import (
+    LINE,
+    MAX_MS,
+    check_ranges,
+    read_table,
+    require_columns,
+    to_numbers,
+)
 
 TEXT_COLUMNS = ("workflow", "strategy")
 REQUIRED_NUMBERS = ("rep", "makespan_s")
 OPTIONAL_NUMBERS = ("n_tasks", "n_failed", "n_nodes_used", "first_submit_ms", "last_complete_ms")
 _MS = 1000.0
+LIMITS = {"makespan_s": (0.0, MAX_MS / _MS),
+          **dict.fromkeys(("rep", *OPTIONAL_NUMBERS), (0.0, MAX_EXACT))}
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +56,7 @@ def read_runs(path: Path) -> list[RecordedRun]:
     require_columns(frame, TEXT_COLUMNS + REQUIRED_NUMBERS, file)
     present = [c for c in OPTIONAL_NUMBERS if c in frame.columns]
     frame = to_numbers(frame, REQUIRED_NUMBERS + tuple(present), file)
+    check_ranges(frame, LIMITS, file)
     for column in TEXT_COLUMNS + REQUIRED_NUMBERS:
         missing = frame.filter(pl.col(column).is_null())
         if missing.height:

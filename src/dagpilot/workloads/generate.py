@@ -30,8 +30,10 @@ from collections.abc import Callable
 import numpy as np
 
 from dagpilot.core.config import LoaderSettings
+from dagpilot.core.echo import shown
 from dagpilot.core.errors import SpecError
 from dagpilot.core.job_draft import JobDraft
+from dagpilot.core.numbers import ascii_whole
 from dagpilot.core.types import Resources, TaintEffect, Task, TaskClass, Toleration, labels
 from dagpilot.workloads import wfcommons_recipes
 
@@ -83,10 +85,11 @@ def _parse(argument: str) -> tuple[str, int | None]:
     name, sep, count_text = argument.partition(":")
     if not sep:
         return name, None
-    if not count_text.isdigit() or not 1 <= int(count_text) <= MAX_JOBS:
-        raise SpecError(f"builtin:{argument}",
-                        f"job count must be an integer from 1 to {MAX_JOBS}, got {count_text!r}")
-    return name, int(count_text)
+    count = ascii_whole(count_text)  # not str.isdigit: "²" passes it, and int() refuses it
+    if count is None or not 1 <= count <= MAX_JOBS:
+        raise SpecError(f"builtin:{argument}", f"job count must be a whole number from 1 to "
+                        f"{MAX_JOBS}, got {shown(count_text)}")
+    return name, count
 
 
 def _around(rng: np.random.Generator, median: float, sigma: float) -> float:

@@ -23,13 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from dagpilot.core.config import LoaderSettings
+from dagpilot.core.echo import shown
 from dagpilot.core.errors import InvalidInput
 from dagpilot.core.job_draft import JobDraft
+from dagpilot.core.numbers import ascii_whole, finite
 from dagpilot.core.types import Resources, Task, labels
 from dagpilot.workloads import compressed
 
 MS = 1e-3
 WAVES = ("first_wave", "rest_wave")
+MAX_DURATION_MS = 1e15  # far beyond any measurement; job_draft refuses runtimes over a year
 
 
 def read(argument: str, settings: LoaderSettings) -> list[JobDraft]:
@@ -77,7 +80,7 @@ def _job(file: str, size: str, query: str, job: Any, settings: LoaderSettings) -
 def _field(file: str, where: str, record: Mapping[str, Any], name: str, kind: type) -> Any:
     value = record.get(name)
     if not isinstance(value, kind) or isinstance(value, bool):
-        raise InvalidInput(file, where, name, f"expected {kind.__name__}, got {value!r:.60}")
+        raise InvalidInput(file, where, name, f"expected {kind.__name__}, got {shown(value)}")
     return value
 
 
@@ -86,17 +89,19 @@ def _stage_names(file: str, where: str, job: Mapping[str, Any], count: int) -> l
     mapping = _field(file, where, job, "stage_id_to_node_idx", dict)
     names: dict[int, str] = {}
     for stage_id, node in mapping.items():
-        if not isinstance(node, int) or not 0 <= node < count or node in names:
+        if (not isinstance(node, int) or isinstance(node, bool) or not 0 <= node < count
+                or node in names):
             raise InvalidInput(file, where, "stage_id_to_node_idx",
-                               f"stage {stage_id} maps to {node!r}: expected a distinct node "
-                               f"index below {count}")
+                               f"stage {shown(stage_id)} maps to {shown(node)}: expected a "
+                               f"distinct node index below {count}")
         names[node] = f"stage-{stage_id}"
     if len(names) != count:
         raise InvalidInput(file, where, "stage_id_to_node_idx",
                            f"maps {len(names)} stages, but there are {count}")
     num_stages = job.get("num_stages", count)
     if num_stages != count:
-        raise InvalidInput(file, where, "num_stages", f"{num_stages!r}, but {count} stages listed")
+        raise InvalidInput(file, where, "num_stages",
+                           f"{shown(num_stages)}, but {count} stages listed")
     return [names[node] for node in range(count)]
 
 
@@ -106,9 +111,11 @@ def _parents(file: str, where: str, job: Mapping[str, Any], count: int,
     parents: list[list[str]] = [[] for _ in range(count)]
     for index, edge in enumerate(edges):
         if (not isinstance(edge, list) or len(edge) != 2
-                or not all(isinstance(n, int) and 0 <= n < count for n in edge)):
+                or not all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n < count
+                           for n in edge)):
             raise InvalidInput(file, f"{where}.edges[{index}]", "edges",
-                               f"expected [parent, child] node indices below {count}, got {edge!r}")
+                               f"expected [parent, child] node indices below {count}, "
+                               f"got {shown(edge)}")
         parent, child = edge
         parents[child].append(names[parent])
     return [tuple(p) for p in parents]
@@ -118,14 +125,15 @@ def _durations(file: str, record: str, stage: Mapping[str, Any],
                instances: int) -> tuple[float, ...]:
     """Seconds per instance from the smallest executor count whose run recorded them all."""
     waves = {wave: _field(file, record, stage, wave, dict) for wave in WAVES}
-    counts: set[str] = set()
+    counts: dict[str, int] = {}
     for wave, runs in waves.items():
         for count, durations in runs.items():
-            if not count.isdigit() or not isinstance(durations, list):
+            executors = ascii_whole(count)
+            if executors is None or not isinstance(durations, list):
                 raise InvalidInput(file, f"{record}.{wave}", wave, f"expected executor count -> "
-                                   f"list of durations, got {count!r}: {durations!r:.40}")
-            counts.add(count)
-    for count in sorted(counts, key=int):
+                                   f"list of durations, got {shown(count)}: {shown(durations)}")
+            counts[count] = executors
+    for count in sorted(counts, key=counts.__getitem__):
         run = [_seconds(file, f"{record}.{wave}.{count}[{index}]", wave, duration)
                for wave in WAVES for index, duration in enumerate(waves[wave].get(count, []))]
         if len(run) == instances:
@@ -135,7 +143,6 @@ def _durations(file: str, record: str, stage: Mapping[str, Any],
 
 
 def _seconds(file: str, record: str, wave: str, milliseconds: Any) -> float:
-    if not isinstance(milliseconds, int | float) or isinstance(milliseconds, bool):
-        raise InvalidInput(file, record, wave,
-                           f"expected a duration in ms, got {milliseconds!r:.40}")
-    return float(milliseconds) * MS
+    """A finite duration (negative ones are left to the DAG rules to report)."""
+    return finite(milliseconds, file, record, wave, low=-MAX_DURATION_MS,
+                  high=MAX_DURATION_MS) * MS

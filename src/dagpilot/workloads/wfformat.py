@@ -34,8 +34,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from dagpilot.core.config import LoaderSettings
+from dagpilot.core.echo import shown
 from dagpilot.core.errors import InvalidInput
 from dagpilot.core.job_draft import JobDraft
+from dagpilot.core.numbers import MAX_BYTES, MAX_CORES, problem
 from dagpilot.core.reading.folders import files_in, path_kind
 from dagpilot.core.types import Recorded, Resources, Task, labels
 from dagpilot.workloads import compressed, intensity
@@ -47,6 +49,9 @@ SUFFIXES = (".json.gz", ".json")
 FLAT_LAYOUT_VERSIONS = ("1.3", "1.4")
 OLD_VERSIONS = ("1.0", "1.1", "1.2")  # `workflow.jobs`: migrate them with WfFormat's tool first
 KB = 1000  # WfFormat 1.3 memory unit, as the upstream migration tool reads it
+# Beyond this a time (s) or other figure is no measurement (job_draft refuses runtimes over a
+# year long before); the bound keeps every later sum finite.
+MAX_RUNTIME_FIGURE = 1e15
 
 
 class Measured(NamedTuple):  # a tuple, not a dataclass: made once per task, cheaper
@@ -187,8 +192,8 @@ def _file_sizes(file: str, specification: Any) -> dict[str, float]:
                                          required=False)):
         file_id = _text(raw, "id", file, f"files[{index}]")
         size = raw.get("sizeInBytes")
-        if size.__class__ is not float:  # the common case needs no record
-            size = _number(raw, "sizeInBytes", file, f'files[{index}] (id "{file_id}")')
+        if size.__class__ is not float or not 0.0 <= size <= MAX_BYTES:  # the common case first
+            size = _bytes(raw, "sizeInBytes", file, f'files[{index}] (id "{file_id}")')
         sizes[file_id] = size if size is not None else 0.0
     return sizes
 
@@ -209,9 +214,12 @@ def _volume(raw: dict[str, Any], key: str, sizes: dict[str, float], file: str,
     for file_id in _strings(raw, key, file, record):
         size = sizes.get(file_id)
         if size is None:
-            raise InvalidInput(file, record, key, f"file {file_id!r} is not in "
+            raise InvalidInput(file, record, key, f"file {shown(file_id)} is not in "
                                "workflow.specification.files")
         total += size
+    if total > MAX_BYTES:
+        raise InvalidInput(file, record, key, f"the files add up to {total:g} bytes, beyond the "
+                           f"limit {MAX_BYTES:g}")
     return total
 
 
@@ -228,11 +236,11 @@ def _executed_15(file: str, execution: Any, known: set[str]) -> dict[str, Measur
         machines = _strings(raw, "machines", file, record)
         measured[task_id] = Measured(
             runtime_s=math.nan if runtime is None else runtime,
-            cores=_number(raw, "coreCount", file, record),
-            avg_cpu_percent=_number(raw, "avgCPU", file, record),
-            memory=_bytes(_number(raw, "memoryInBytes", file, record)),
-            read_bytes=_number(raw, "readBytes", file, record),
-            written_bytes=_number(raw, "writtenBytes", file, record),
+            cores=_number(raw, "coreCount", file, record, MAX_CORES),
+            avg_cpu_percent=_cpu_percent(raw, "avgCPU", file, record),
+            memory=_whole(_number(raw, "memoryInBytes", file, record, MAX_BYTES)),
+            read_bytes=_bytes(raw, "readBytes", file, record),
+            written_bytes=_bytes(raw, "writtenBytes", file, record),
             machine=machines[0] if machines else None)
     return measured
 
@@ -245,7 +253,8 @@ def _flat_layout(file: str, workflow: Any) -> tuple[list[tuple[Declared, Measure
     # Up to 1.4 tasks name each other by name (sometimes by id), on one end or on both.
     reference: dict[str, str] = {}
     for raw, task_id in zip(raws, ids, strict=True):
-        reference.setdefault(str(raw.get("name", task_id)), task_id)
+        name = raw.get("name")
+        reference.setdefault(name if isinstance(name, str) else task_id, task_id)
         reference.setdefault(task_id, task_id)
     parents: dict[str, list[str]] = {task_id: [] for task_id in ids}
     for index, (raw, task_id) in enumerate(zip(raws, ids, strict=True)):
@@ -255,7 +264,7 @@ def _flat_layout(file: str, workflow: Any) -> tuple[list[tuple[Declared, Measure
         for name in _strings(raw, "children", file, record):
             child = reference.get(name)
             if child is None:
-                raise InvalidInput(file, record, "children", f"no task is named {name!r}")
+                raise InvalidInput(file, record, "children", f"no task is named {shown(name)}")
             parents[child].append(task_id)
     pairs = [_flat_task(file, raw, index, task_id, tuple(dict.fromkeys(parents[task_id])))
              for index, (raw, task_id) in enumerate(zip(raws, ids, strict=True))]
@@ -276,27 +285,33 @@ def _flat_task(file: str, raw: Any, index: int, task_id: str,
     volumes = {"input": 0.0, "output": 0.0}
     for position, entry in enumerate(_objects(raw, "files", file, record, required=False)):
         where = f"{record} files[{position}]"
-        size = _number(entry, "sizeInBytes", file, where)
+        size = _bytes(entry, "sizeInBytes", file, where)
         if size is None:
-            size = _number(entry, "size", file, where)
-        link = str(entry.get("link", "")).lower()
-        volumes["input" if link == "input" else "output"] += size or 0.0
+            size = _bytes(entry, "size", file, where)
+        link = entry.get("link")
+        direction = "input" if isinstance(link, str) and link.lower() == "input" else "output"
+        volumes[direction] += size or 0.0
+    for direction, total in volumes.items():
+        if total > MAX_BYTES:
+            raise InvalidInput(file, record, "files", f"the {direction} files add up to "
+                               f"{total:g} bytes, beyond the limit {MAX_BYTES:g}")
     declared = Declared(task_id, _optional_text(raw, "name", file, record) or task_id, record,
                         parents, (), volumes["input"], volumes["output"])
     runtime = _number(raw, "runtimeInSeconds", file, record)
     if runtime is None:
         runtime = _number(raw, "runtime", file, record)
-    memory = _number(raw, "memoryInBytes", file, record)
-    if memory is None and (kilobytes := _number(raw, "memory", file, record)) is not None:
+    memory = _number(raw, "memoryInBytes", file, record, MAX_BYTES)
+    if memory is None and (kilobytes := _number(raw, "memory", file, record,
+                                                MAX_BYTES / KB)) is not None:
         memory = kilobytes * KB
     machine = raw.get("machine")
     measured = Measured(
         runtime_s=math.nan if runtime is None else runtime,
-        cores=_number(raw, "cores", file, record),
-        avg_cpu_percent=_number(raw, "avgCPU", file, record),
-        memory=_bytes(memory),
-        read_bytes=_number(raw, "readBytes", file, record),
-        written_bytes=_number(raw, "writtenBytes", file, record),
+        cores=_number(raw, "cores", file, record, MAX_CORES),
+        avg_cpu_percent=_cpu_percent(raw, "avgCPU", file, record),
+        memory=_whole(memory),
+        read_bytes=_bytes(raw, "readBytes", file, record),
+        written_bytes=_bytes(raw, "writtenBytes", file, record),
         machine=machine if isinstance(machine, str) and machine else None)
     return declared, measured
 
@@ -330,7 +345,7 @@ def _text(mapping: dict[str, Any], key: str, file: str, record: str) -> str:
         return value
     value = _require(mapping, key, file, record)
     if not isinstance(value, str) or not value:
-        raise InvalidInput(file, record, key, f"expected a non-empty string, got {value!r}")
+        raise InvalidInput(file, record, key, f"expected a non-empty string, got {shown(value)}")
     return value
 
 
@@ -343,18 +358,43 @@ def _strings(mapping: dict[str, Any], key: str, file: str, record: str) -> list[
     if value is None:
         return []
     if not isinstance(value, list) or not set(map(type, value)) <= {str}:  # fast on long lists
-        raise InvalidInput(file, record, key, f"expected a list of strings, got {value!r:.80}")
+        raise InvalidInput(file, record, key, f"expected a list of strings, got {shown(value)}")
     return value
 
 
-def _number(mapping: dict[str, Any], key: str, file: str, record: str) -> float | None:
+def _number(mapping: dict[str, Any], key: str, file: str, record: str,
+            limit: float = MAX_RUNTIME_FIGURE) -> float | None:
+    """A finite number of magnitude at most `limit`, or None when absent. Signs and physical
+    sense are the DAG rules' (job_draft) to report; NaN, infinities and 1e400 (which JSON
+    reads as infinity) are refused here."""
     value = mapping.get(key)
-    if value.__class__ is float or value is None:  # the common cases first
+    if value is None or (value.__class__ is float and -limit <= value <= limit):  # common cases
         return value
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidInput(file, record, key, f"expected a number, got {value!r:.80}")
+        raise InvalidInput(file, record, key, f"expected a number, got {shown(value)}")
+    reason = problem(value, -limit, limit)
+    if reason is not None:
+        raise InvalidInput(file, record, key, reason)
     return float(value)
 
 
-def _bytes(value: float | None) -> int | None:
-    return None if value is None or math.isnan(value) else round(value)
+def _bytes(mapping: dict[str, Any], key: str, file: str, record: str) -> float | None:
+    """A byte count: a finite number from 0 to MAX_BYTES, or None when absent."""
+    value = _number(mapping, key, file, record, MAX_BYTES)
+    if value is not None and value < 0:
+        raise InvalidInput(file, record, key, f"a byte count cannot be negative, got {value:g}")
+    return value
+
+
+def _cpu_percent(mapping: dict[str, Any], key: str, file: str, record: str) -> float | None:
+    """avgCPU: a finite share of one core in percent, not negative (above 100 x the cores is
+    common: tasks use more cores than they asked for; workloads.intensity clamps it)."""
+    value = _number(mapping, key, file, record, MAX_CORES * 100)
+    if value is not None and value < 0:
+        raise InvalidInput(file, record, key, f"a CPU utilisation cannot be negative, got "
+                           f"{value:g}")
+    return value
+
+
+def _whole(value: float | None) -> int | None:
+    return None if value is None else round(value)
