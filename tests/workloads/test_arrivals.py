@@ -108,7 +108,10 @@ def test_burst_texts(text: str, expected: tuple[float, float, float]) -> None:
 
 @pytest.mark.parametrize("text", ["", "17@3600s+1800s", "x@1s+1s", "17x@3600s", "17x@-5s+10s",
                                   "17x@3600s+0s", "17x@3600q+1s", "17x@abc+1s", "-2x@1s+1s",
-                                  "17x3600s+1800s"])
+                                  "17x3600s+1800s",
+                                  # not finite, or not ASCII digits (issue 14)
+                                  "9" * 400 + "x@1s+1s", "2x@inf+1s", "2x@1s+nan",
+                                  "2x@1e999+1s", "\u0663x@1s+1s"])
 def test_bad_burst_text_is_a_spec_error(text: str) -> None:
     with pytest.raises(SpecError):
         Burst.parse(text)

@@ -24,7 +24,8 @@ from dagpilot.core.types import Job
 from dagpilot.core.units import duration_s
 
 ArrivalKind = Literal["trace", "poisson"]
-_BURST = re.compile(r"^\s*(?P<factor>\d+(?:\.\d*)?|\.\d+)x@(?P<start>[^+]+)\+(?P<length>.+?)\s*$")
+_BURST = re.compile(r"^\s*(?P<factor>\d+(?:\.\d*)?|\.\d+)x@(?P<start>[^+]+)\+(?P<length>.+?)\s*$",
+                    re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,10 @@ class Burst:
             raise SpecError(text, f"bad burst time: {error}") from error
         if start < 0 or length <= 0:
             raise SpecError(text, "a burst starts at 0 s or later and lasts longer than 0 s")
-        return cls(float(match["factor"]), start, length)
+        factor = float(match["factor"])  # 400 digits read as infinity
+        if not math.isfinite(factor):
+            raise SpecError(text, "the burst factor must be a finite number")
+        return cls(factor, start, length)
 
     def __str__(self) -> str:
         return f"{self.factor:g}x@{self.start_s:g}s+{self.duration_s:g}s"
