@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from dagpilot.core.errors import InvalidInput
+from dagpilot.core.units import duration_s
 from dagpilot.serve import admission
 from dagpilot.serve.run_history import EMPTY, RunHistory
 from dagpilot.workloads.argo_pod import EXPECTED_DURATION
@@ -115,6 +116,5 @@ def test_a_body_that_is_no_admission_review_is_invalid(body: bytes, field: str) 
 @pytest.mark.parametrize(("seconds", "text"), [(90.0, "90s"), (0.5, "0.5s"), (12.3456, "12.346s"),
                                                 (86_400.0, "86400s")])
 def test_durations_are_written_as_the_loader_reads_them(seconds: float, text: str) -> None:
-    from dagpilot.core.units import duration_s
     assert admission.go_duration(seconds) == text
     assert duration_s(text) == pytest.approx(seconds, abs=5e-4)

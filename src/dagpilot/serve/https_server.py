@@ -9,7 +9,9 @@ are kept alive (HTTP/1.1, every reply has a Content-Length) until `timeout_s` of
 
 Per request: the route (method and path), then the subject allow-list of that route (403),
 then the body: a Content-Length is required (no chunked bodies: 411), one over the route's
-limit is answered at once without reading it (413, then the connection closes). A body cut
+limit is answered at once (413), then what the client still sends is read and dropped (up
+to DISCARD_LIMIT_BYTES) before the connection closes, so the client sees the 413 (and the
+403 of a subject not allowed). A body cut
 short by the client closing its side is handed on as it is: the signature check refuses it.
 """
 
@@ -32,6 +34,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MAX_CONNECTIONS = 64
 DEFAULT_TIMEOUT_S = 15.0
+DISCARD_LIMIT_BYTES = 8 << 20  # of a refused body, read and dropped so the 413 arrives
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,14 +162,15 @@ class _Handler(BaseHTTPRequestHandler):
     def _dispatch(self, method: str) -> None:
         route = self.server.routes.get((method, self.path.split("?", 1)[0]))
         if route is None:
-            self._reply(Reply.json(404, {"error": f"no {method} {self.path[:100]} here"}))
+            self._refuse_early(Reply.json(404, {"error": f"no {method} {self.path[:100]} "
+                                                "here"}))
             return
         certificate = self.connection.getpeercert()
         subject = subject_of(certificate or {})
         if route.allowed is not None and not route.allowed.allows(subject):
             self.server.count(self.server.forbidden, str(subject))
-            self._reply(Reply.json(403, {"error": f"client certificate {subject} may not "
-                                         f"call {route.path}"}), close=True)
+            self._refuse_early(Reply.json(403, {"error": f"client certificate {subject} "
+                                                f"may not call {route.path}"}))
             return
         body = self._body(route)
         if body is None:
@@ -194,12 +198,26 @@ class _Handler(BaseHTTPRequestHandler):
         if length > route.max_body_bytes:
             reply = route.too_large(length) if route.too_large else Reply.json(
                 413, {"error": f"at most {route.max_body_bytes} bytes"})
-            self._reply(reply, close=True)
+            self._refuse_early(reply)
             return None
         body = self.rfile.read(length)
         if len(body) < length:
             self.close_connection = True  # the client closed its side: reply, then close
         return body
+
+    def _refuse_early(self, reply: Reply) -> None:
+        """Answers before the body is read, then reads what the client is still sending (up
+        to DISCARD_LIMIT_BYTES) before the close: closing with unread bytes resets the
+        connection, and the client would lose the answer it was sent."""
+        self._reply(reply, close=True)
+        self.wfile.flush()
+        text = self.headers.get("Content-Length", "")
+        left = min(int(text), DISCARD_LIMIT_BYTES) if text.isascii() and text.isdigit() else 0
+        try:
+            while left > 0 and (chunk := self.rfile.read1(min(left, 1 << 16))):
+                left -= len(chunk)
+        except OSError:
+            pass  # the client gave up or the timeout passed: close anyway
 
     def _reply(self, reply: Reply, close: bool = False) -> None:
         self.send_response(reply.status)
