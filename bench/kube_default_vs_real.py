@@ -3,7 +3,8 @@
     .venv/bin/python bench/kube_default_vs_real.py [--pods 400] [--out FILE.json]
 
 A sandbox of `builtin:default` (the real kube-apiserver and kube-scheduler v1.35.4, kwok
-nodes, twin off so pods keep their requests) receives the built-in mix's tasks as pods, one at
+nodes, twin off, pods without a runtime, so none ends and the scheduler's cache cannot lag
+the state the port reads) receives the built-in mix's tasks as pods, one at
 a time (each waits until it is bound, or marked unschedulable, before the next is created, so
 the state a decision sees is exactly the bindings before it). Before each pod, the port scores
 the same pod on the same state (nodes from the API server through live/inventory, bound pods'
@@ -37,6 +38,7 @@ from dagpilot.decide.scoring import Scoring
 from dagpilot.live.inventory import cluster_of
 from dagpilot.live.pod_manifest import pod_manifest
 from dagpilot.live.pod_requests import pod_requests
+from dagpilot.live.task_annotations import RUNTIME
 from dagpilot.sandbox import components, launcher, rest
 from dagpilot.sandbox.layout import Layout
 from dagpilot.workloads import load
@@ -95,6 +97,14 @@ def _port(task: Task, view: ClusterSnapshot) -> dict[str, Any]:
             "plugins": per_node}
 
 
+def _lasting(task: Task, name: str) -> dict[str, Any]:
+    """The task's pod without its runtime: kwok keeps it running, so no pod ends while the
+    real scheduler decides on a state the port has not seen (its cache would lag ours)."""
+    pod = pod_manifest(task, name)
+    del pod["metadata"]["annotations"][RUNTIME]
+    return pod
+
+
 def _outcome(api: rest.Endpoint, name: str, deadline_s: float = 30.0) -> str | None:
     """The node the real scheduler bound the pod to, or None when it found it unschedulable."""
     deadline = time.monotonic() + deadline_s
@@ -124,8 +134,7 @@ def run(count: int, directory: Path) -> dict[str, Any]:
             view = _state(api)
             port = _port(task, view)
             name = f"p{index:04d}"
-            rest.create(api, f"/api/v1/namespaces/{NAMESPACE}/pods",
-                        pod_manifest(task, name))  # no runtime annotation: the twin is off
+            rest.create(api, f"/api/v1/namespaces/{NAMESPACE}/pods", _lasting(task, name))
             chosen = _outcome(api, name)
             if chosen is not None:
                 requested += task.requests.cpu
