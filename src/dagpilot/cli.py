@@ -433,7 +433,7 @@ def models_verify(root: RootOption) -> None:
     """Check every file against SHA256SUMS. Exits 0 when all pass, 1 on any problem."""
     problems = registry.verify(root)
     for problem in problems:
-        out.print(f"[red]FAILED[/] {escape(str(problem))}", soft_wrap=True)
+        out.print(f"[red]FAILED[/] {escape(printable(str(problem)))}", soft_wrap=True)
     if problems:
         out.print(f"{len(problems)} problem(s) in {escape(str(root))}: do not serve from it",
                   soft_wrap=True)
@@ -467,12 +467,17 @@ def models_list(root: RootOption, as_json: JsonOption = False) -> None:
         meta = info.metadata
         schema = info.feature_schema_version
         table.add_row("*" if info.current else "", escape(info.version), str(info.sequence),
-                      escape(info.published_at[:16].replace("T", " ")),
-                      "-" if schema is None else str(schema), escape(str(meta.get("seed", "-"))),
-                      escape(str(meta.get("commit", "-"))[:12]))
+                      _cell(info.published_at[:16].replace("T", " "), 16),
+                      "-" if schema is None else str(schema), _cell(meta.get("seed", "-"), 20),
+                      _cell(meta.get("commit", "-"), 12))
     out.print(table)
     if not versions:
         out.print(f"no versions in {escape(str(root))}", soft_wrap=True)
+
+
+def _cell(value: Any, width: int) -> str:
+    """A metadata value in a table cell: cut to WIDTH, control characters escaped."""
+    return escape(printable(str(value)[:width]))
 
 
 @models_app.command("rollback")

@@ -97,3 +97,14 @@ def test_refusals_are_dagpilot_errors_for_the_one_line_handler(root: Path,
     with pytest.raises(SpecError, match=r"--set takes KEY=VALUE"):
         invoke("publish", str(tmp_path / "again"), "--root", str(root), "--version", "v5",
                "--set", "seed")
+
+
+def test_names_and_metadata_cannot_write_to_the_terminal(root: Path) -> None:
+    """A file name or a metadata value with an escape sequence is printed escaped."""
+    (root / "v1" / "\x1b]0;owned\x07notes").write_text("x")
+    code, output = invoke("verify", "--root", str(root))
+    assert code == 1 and "\x1b" not in output and "\\x1b]0;owned\\x07notes" in output
+    publish(root, "v3", model_folder(root.parent / "src3", 3), {"seed": "\x1b[2J7",
+                                                                "commit": "\x1b[31m" * 50})
+    code, output = invoke("list", "--root", str(root))
+    assert code == 0 and "\x1b" not in output and "\\x1b[2J7" in output
