@@ -120,26 +120,32 @@ def kube_apiserver(layout: Layout, bins: Path, ports: Ports) -> Component:
         lambda: rest.healthy(endpoint, "/readyz"), ports.apiserver)
 
 
-def kube_scheduler(layout: Layout, bins: Path, ports: Ports,
-                   extenders: list[dict[str, Any]] | None = None) -> Component:
-    """The stock kube-scheduler, default profile, client QPS raised, no leader election."""
+def kube_scheduler(layout: Layout, bins: Path, ports: Ports, *,
+                   extenders: list[dict[str, Any]] | None = None,
+                   profile: str = "default-scheduler", name: str = "kube-scheduler",
+                   port: int | None = None, extra: dict[str, Any] | None = None) -> Component:
+    """The stock kube-scheduler, default profile, client QPS raised, no leader election.
+
+    A second one (another `name`, `profile`, `port`; `extenders` and any other configuration
+    keys in `extra`) schedules only the pods whose schedulerName is its profile's."""
     config: dict[str, Any] = {
         "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
         "clientConnection": {"kubeconfig": str(kubeconfig(
             layout, layout.config / "kube-scheduler.kubeconfig", ports.apiserver,
             "kube-scheduler")), "qps": 1000, "burst": 2000},
         "leaderElection": {"leaderElect": False},
-        "profiles": [{"schedulerName": "default-scheduler"}]}
+        "profiles": [{"schedulerName": profile}], **(extra or {})}
     if extenders:
         config["extenders"] = extenders
-    path = _write(layout.config / "kube-scheduler.yaml", config)
+    path = _write(layout.config / f"{name}.yaml", config)
     pki = layout.pki
-    endpoint = rest.Endpoint("kube-scheduler", ports.scheduler, pki / "ca.crt")
-    return Component("kube-scheduler", [
+    port = ports.scheduler if port is None else port
+    endpoint = rest.Endpoint(name, port, pki / "ca.crt")
+    return Component(name, [
         str(bins / "kube-scheduler"), f"--config={path}", "--bind-address=127.0.0.1",
-        f"--secure-port={ports.scheduler}", f"--tls-cert-file={pki / 'serving.crt'}",
+        f"--secure-port={port}", f"--tls-cert-file={pki / 'serving.crt'}",
         f"--tls-private-key-file={pki / 'serving.key'}"],
-        lambda: rest.healthy(endpoint, "/healthz"), ports.scheduler)
+        lambda: rest.healthy(endpoint, "/healthz"), port)
 
 
 def kwok(layout: Layout, bins: Path, ports: Ports, twin: bool) -> Component:
