@@ -8,7 +8,7 @@ the state the port reads) receives the built-in mix's tasks as pods, one at
 a time (each waits until it is bound, or marked unschedulable, before the next is created, so
 the state a decision sees is exactly the bindings before it). Before each pod, the port scores
 the same pod on the same state (nodes from the API server through live/inventory, bound pods'
-requests through live/pod_requests) with the same filters and weighted scores kube-default
+requests through live/pods) with the same filters and weighted scores kube-default
 uses; the real choice is then checked against the port's best-scored ties. Where it is not
 among them, the per-plugin scores of the real choice and of the port's best node are recorded.
 Pods are created until the count is reached or 85 % of the cluster's CPU is requested.
@@ -37,7 +37,7 @@ from dagpilot.decide.scores import DEFAULT_WEIGHTS
 from dagpilot.decide.scoring import Scoring
 from dagpilot.live.inventory import cluster_of
 from dagpilot.live.pod_manifest import pod_manifest
-from dagpilot.live.pod_requests import pod_requests
+from dagpilot.live.pods import decode_pod
 from dagpilot.live.task_annotations import RUNTIME
 from dagpilot.sandbox import components, launcher, rest
 from dagpilot.sandbox.layout import Layout
@@ -68,7 +68,7 @@ def _state(api: rest.Endpoint) -> ClusterSnapshot:
     for pod in rest.get(api, f"/api/v1/namespaces/{NAMESPACE}/pods")["items"]:
         node = pod["spec"].get("nodeName")
         if node and pod["status"].get("phase") not in ("Succeeded", "Failed"):
-            amounts = pod_requests(pod, pod["metadata"]["name"])
+            amounts = decode_pod(pod).requests
             allocated[node] = allocated.get(node, Resources()) + amounts
             counts[node] += 1
     snapshot = ClusterSnapshot.of(cluster)

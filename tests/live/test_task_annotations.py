@@ -1,13 +1,14 @@
-"""A task's profile as pod annotations, both ways; bad annotations are named; pod requests are
-counted as kube-scheduler counts them."""
+"""A task's profile as pod annotations, both ways; bad annotations are named; a rendered pod."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 
 from dagpilot.core.errors import InvalidInput
 from dagpilot.core.types import Resources, Task, TaskClass
-from dagpilot.live.pod_requests import pod_requests
+from dagpilot.live.pods import decode_pod
 from dagpilot.live.task_annotations import RUNTIME, annotations_of, task_of
 
 
@@ -37,23 +38,6 @@ def test_a_missing_runtime_is_named() -> None:
         task_of("t", {}, Resources(1, 1), "ns/p")
 
 
-def test_requests_sum_containers_take_the_largest_init_container_and_add_overhead() -> None:
-    pod = {"spec": {
-        "containers": [{"resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}},
-                       {"resources": {"limits": {"cpu": "1", "memory": "1Gi",
-                                                 "nvidia.com/gpu": "2"}}}],
-        "initContainers": [{"resources": {"requests": {"cpu": "4", "memory": "100Mi"}}}],
-        "overhead": {"cpu": "100m"},
-        "nodeSelector": {"nvidia.com/gpu.product": "A100"}}}
-    assert pod_requests(pod, "ns/p") == Resources(4.1, 2 * 2**30, 2, "A100")
-
-
-def test_a_malformed_request_names_the_container() -> None:
-    pod = {"spec": {"containers": [{"resources": {"requests": {"cpu": "lots"}}}]}}
-    with pytest.raises(InvalidInput, match=r"spec.containers\[0\].resources"):
-        pod_requests(pod, "ns/p")
-
-
 def test_a_rendered_pod_carries_the_tasks_requests_constraints_and_profile() -> None:
     from dagpilot.core.types import NodeAffinity, Requirement, TaintEffect, Toleration
     from dagpilot.live.pod_manifest import pod_manifest
@@ -65,7 +49,10 @@ def test_a_rendered_pod_carries_the_tasks_requests_constraints_and_profile() -> 
                 affinity=NodeAffinity(preferred=((3, (Requirement("zone", "In", ("a",)),)),)))
     pod = pod_manifest(task, "p", scheduler="dagpilot")
     assert pod["spec"]["schedulerName"] == "dagpilot"
-    assert pod_requests(pod, "p") == task.requests
+    record = decode_pod({**pod, "metadata": {**pod["metadata"], "namespace": "ns"}})
+    # The GPU model travels as the node selector, as in every Argo pod; not in the requests.
+    assert record.task is not None
+    assert record.task.requests == dataclasses.replace(task.requests, gpu_model=None)
     assert pod["spec"]["tolerations"] == [{"operator": "Exists", "key": "nvidia.com/gpu",
                                           "effect": "NoSchedule"}]
     preferred = pod["spec"]["affinity"]["nodeAffinity"][

@@ -13,7 +13,7 @@ from typing import Any
 
 from dagpilot.clusters import load_cluster
 from dagpilot.core.config import SimSettings
-from dagpilot.live.pod_requests import pod_requests
+from dagpilot.live.pods import decode_pod
 from dagpilot.live.task_annotations import task_of
 from dagpilot.sandbox import rest
 from dagpilot.sandbox.state import SandboxState
@@ -63,7 +63,8 @@ def _expected_s(pods: list[dict[str, Any]]) -> list[float]:
     model = TwinModel(load_cluster(SANDBOX_CLUSTER), settings.effects, settings.physics)
     for pod in pods:
         name = pod["metadata"]["name"]
-        task = task_of(name, pod["metadata"]["annotations"], pod_requests(pod, name), name)
+        requests = decode_pod({**pod, "metadata": {**pod["metadata"], "namespace": "ns"}}).requests
+        task = task_of(name, pod["metadata"]["annotations"], requests, name)
         model.start(name, "job", task, pod["spec"]["nodeName"])
     ends: dict[str, float] = {}
     while model.running:

@@ -7,7 +7,7 @@ from typing import Any
 
 from dagpilot.core import quantity
 from dagpilot.core.types import NodeAffinity, Requirement, Task, Toleration
-from dagpilot.live.pod_requests import GPU_RESOURCE
+from dagpilot.live.inventory import GPU_RESOURCE
 from dagpilot.live.task_annotations import annotations_of
 
 

@@ -26,7 +26,7 @@ from typing import Any
 from dagpilot.core.config import PhysicsSwitches, SimSettings
 from dagpilot.core.errors import DagpilotError
 from dagpilot.live.inventory import cluster_of
-from dagpilot.live.pod_requests import pod_requests
+from dagpilot.live.pods import decode_pod
 from dagpilot.live.task_annotations import task_of
 from dagpilot.sandbox import components, rest
 from dagpilot.sandbox.errors import SandboxError
@@ -114,9 +114,12 @@ class Twin:
                 or key in self.ended_here:
             return
         meta = pod["metadata"]
+        record = decode_pod(pod)
         try:
+            if record.error is not None or record.task is None:
+                raise record.error or SandboxError("twin", f"pod {key} does not parse")
             # One task id for all: pods of one profile share a Task (see TwinModel.start).
-            task = task_of("pod", meta.get("annotations") or {}, pod_requests(pod, key), key)
+            task = task_of("pod", meta.get("annotations") or {}, record.task.requests, key)
         except DagpilotError as error:
             self.skipped += 1
             log.warning("not simulated (it keeps running): %s", error)
