@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from dagpilot.core.types import Cluster, Resources
-from dagpilot.core.view import NodeSignals, signal_columns
+from dagpilot.core.view import SIGNAL_COLUMNS, NodeSignals, signal_columns, signal_row
 from dagpilot.live.change_log import ChangeLog
 from dagpilot.live.nodes import NodeRecord
 from dagpilot.live.pods import Amounts
@@ -100,6 +100,8 @@ class NodeTable:
         self._allocated = np.zeros((0, 3))
         self._ready = np.zeros(0, dtype=np.bool_)
         self._views = (_read_only(self._allocated.view()), _read_only(self._ready.view()))
+        self._signals = np.zeros((len(SIGNAL_COLUMNS), 0))  # kept current column by column
+        self._stale_columns: set[int] = set()  # rows whose signals changed since a hand-out
         self._signal_array: np.ndarray | None = None
 
     # --- Node records ------------------------------------------------------------------------
@@ -158,6 +160,8 @@ class NodeTable:
         self._allocated = np.zeros((len(specs), 3))
         self._ready = np.array([node.ready for node in self.nodes], dtype=np.bool_)
         self._views = (_read_only(self._allocated.view()), _read_only(self._ready.view()))
+        self._signals = signal_columns([node.signals for node in self.nodes])
+        self._stale_columns.clear()
         self._signal_array = None
         self.log.restart()
         return True
@@ -204,6 +208,7 @@ class NodeTable:
 
     def _signals_changed(self, node: LiveNode) -> None:
         node._signals = None
+        self._stale_columns.add(node.row)
         self._signal_array = None
 
     # --- arrays --------------------------------------------------------------------------
@@ -215,8 +220,13 @@ class NodeTable:
         return self._views[1]
 
     def signal_arrays(self) -> np.ndarray:
+        """A new read-only copy when some node's signals changed since the last one (only
+        their columns are recomputed), else the same object."""
         if self._signal_array is None:
-            self._signal_array = _read_only(signal_columns([n.signals for n in self.nodes]))
+            for row in self._stale_columns:
+                self._signals[:, row] = signal_row(self.nodes[row].signals)
+            self._stale_columns.clear()
+            self._signal_array = _read_only(self._signals.copy())
         return self._signal_array
 
 

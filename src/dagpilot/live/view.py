@@ -284,7 +284,7 @@ class LiveView:
         """The feeds' counters and last errors, and the skipped objects by reason."""
         feeds: dict[str, object] = {w.resource.value: {
             "lists": w.health.lists, "events": w.health.events, "gone": w.health.gone,
-            "failures": w.health.failures,
+            "failures": w.health.failures, "cpu_s": round(w.health.cpu_s, 3),
             "last_error": str(w.health.last_error) if w.health.last_error else None}
             for w in self.watchers}
         if self.poller is not None:
