@@ -1,0 +1,119 @@
+"""`dagpilot serve extender`: the live view (its own watches, from --kubeconfig), the
+registry's current model, the extender and its HTTPS server, put together and served until
+stopped.
+
+The view and the model are made before anything listens: a kubeconfig that cannot reach or
+be trusted by the API server, or a model that does not load, is an error at start.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dagpilot.core.view import PodRef
+from dagpilot.serve.extender import Extender, Rank
+from dagpilot.serve.extender_app import routes
+from dagpilot.serve.https_server import HttpsServer
+from dagpilot.serve.tls import AllowList, server_context
+
+if TYPE_CHECKING:
+    from dagpilot.live.view import LiveView
+
+log = logging.getLogger(__name__)
+
+SCHEDULER_CLIENT = "CN=dagpilot-extender-client"
+DEFAULT_MODELS = Path("models")
+
+
+@dataclass(frozen=True, slots=True)
+class ExtenderConfig:
+    kubeconfig: Path
+    port: int
+    tls_cert: Path
+    tls_key: Path
+    client_ca: Path
+    models: Path = DEFAULT_MODELS
+    host: str = "0.0.0.0"
+    allowed_subjects: tuple[str, ...] = (SCHEDULER_CLIENT,)
+    start_deadline_s: float = 30.0
+
+
+class ExtenderProcess:
+    def __init__(self, config: ExtenderConfig, view: LiveView | None = None,
+                 rank: Rank | None = None) -> None:
+        """`view` (started) and `rank` replace the process's own (tests); the caller then
+        closes the view."""
+        allowed = AllowList.of(config.allowed_subjects)
+        context = server_context(config.tls_cert, config.tls_key, config.client_ca)
+        self._close: Callable[[], None] = lambda: None
+        if rank is None:
+            rank = _current_model(config.models)
+        if view is None:
+            view = self._live_view(config)
+        self.view = view
+        self.extender = Extender(view, rank, view.sync, pending_lookup(view))
+        self.server = HttpsServer(config.host, config.port, context,
+                                  routes(self.extender, allowed))
+        log.info("extender on %s:%d for %s, %d nodes in view", config.host, self.server.port,
+                 allowed, len(view.cluster.nodes))
+
+    def _live_view(self, config: ExtenderConfig) -> LiveView:
+        from dagpilot.core.config import PhysicsParameters  # noqa: PLC0415
+        from dagpilot.live.view import LiveView  # noqa: PLC0415 (the live extra's client)
+        from dagpilot.sim import physics  # noqa: PLC0415
+
+        params = PhysicsParameters()
+        view = LiveView.connect(config.kubeconfig, lambda a, b: physics.rtt_ms(
+            physics.distance(a, b), params))
+        view.start(config.start_deadline_s)
+        self._close = view.close
+        return view
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    def serve(self, stop: threading.Event) -> None:
+        """Serves until `stop` is set, then closes the listener and the view it made."""
+        thread = threading.Thread(target=self.server.serve_forever, name="extender",
+                                  daemon=True)
+        thread.start()
+        try:
+            stop.wait()
+        finally:
+            self.server.shutdown()
+            thread.join()
+            self._close()
+
+
+def _current_model(models: Path) -> Rank:
+    from dagpilot.agent import load_scheduler  # noqa: PLC0415 (torch)
+    from dagpilot.policy.process import settle_scheduler_process  # noqa: PLC0415
+
+    agent = load_scheduler(models).agent
+    settle_scheduler_process()
+    return agent.rank
+
+
+def pending_lookup(view: LiveView) -> Callable[[str], PodRef | None]:
+    """The view's PodRef of a pending pod by namespace/name; the index is rebuilt when the
+    view's pending pods change (a new tuple)."""
+    index: dict[str, PodRef] = {}
+    seen: list[object] = [None]
+
+    def lookup(key: str) -> PodRef | None:
+        pending = view.pending
+        if pending is not seen[0]:
+            index.clear()
+            for ref in pending:
+                name = view.pod_key(ref)
+                if name is not None:
+                    index[name] = ref
+            seen[0] = pending
+        return index.get(key)
+    return lookup
