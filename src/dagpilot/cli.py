@@ -60,6 +60,9 @@ app.add_typer(sandbox_app, name="sandbox")
 live_app = typer.Typer(help="A live cluster as dagpilot sees it (API server and Prometheus).",
                        no_args_is_help=True)
 app.add_typer(live_app, name="live")
+serve_app = typer.Typer(help="Serve dagpilot to a live cluster (docs/SERVING.md).",
+                        no_args_is_help=True)
+app.add_typer(serve_app, name="serve")
 
 out = Console()
 err = Console(stderr=True)
@@ -794,6 +797,105 @@ def node_agent(
     runner.serve(settings, stop, lambda bound: out.print(
         f"node-agent {escape(node_name)}: metrics on http://{escape(address)}:{bound}/metrics, "
         f"every {period:g} s", soft_wrap=True))
+
+
+@serve_app.command("webhook")
+def serve_webhook(
+    *,
+    kubeconfig: Annotated[Path, typer.Option(help="The webhook's own ServiceAccount: creates "
+                                             "the signed Workflows.")],
+    port: Annotated[int, typer.Option(help="HTTPS port (0: any free one, printed).")],
+    tls_cert: Annotated[Path, typer.Option(help="Serving certificate (PEM).")],
+    tls_key: Annotated[Path, typer.Option(help="Its private key (PEM).")],
+    client_ca: Annotated[Path, typer.Option(help="CA that signs every client certificate.")],
+    keys: Annotated[Path, typer.Option(help="Submission keys (YAML `keys: [...]`, or a "
+                                       "Secret holding keys.yaml); read again on change.")],
+    namespace: Annotated[str, typer.Option(help="Where submitted Workflows are created.")]
+    = "dagpilot",
+    history: Annotated[Path | None, typer.Option(
+        help="Run history JSON: expected template durations; read again on change.")] = None,
+    address: Annotated[str, typer.Option(help="Address to listen on.")] = "0.0.0.0",
+    admission_client: Annotated[list[str] | None, typer.Option(
+        help="Client subject allowed to call /mutate (the API server), repeatable.")] = None,
+    submit_client: Annotated[list[str] | None, typer.Option(
+        help="Client subject allowed to POST /v1/workflows, repeatable.")] = None,
+) -> None:
+    """The Argo admission webhook (POST /mutate) and the signed submission endpoint (POST
+    /v1/workflows), both over mTLS, until SIGTERM or Ctrl-C."""
+    import signal  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    from dagpilot.serve import webhook_process  # noqa: PLC0415
+
+    if not 0 <= port < 65536:
+        raise SpecError(str(port), "--port takes 0-65535")
+    config = webhook_process.WebhookConfig(
+        kubeconfig=kubeconfig, port=port, tls_cert=tls_cert, tls_key=tls_key,
+        client_ca=client_ca, keys=keys, namespace=namespace, history=history, host=address,
+        admission_clients=tuple(admission_client or (webhook_process.API_SERVER_CLIENT,)),
+        submit_clients=tuple(submit_client or (webhook_process.SUBMIT_CLIENT,)))
+    process = webhook_process.WebhookProcess(config)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    out.print(f"webhook on https://{escape(address)}:{process.port} (/mutate, /v1/workflows); "
+              f"Workflows into namespace {escape(namespace)}", soft_wrap=True)
+    process.serve(stop)
+
+
+@serve_app.command("extender")
+def serve_extender(
+    *,
+    kubeconfig: Annotated[Path, typer.Option(help="Read access to nodes, pods and Workflows "
+                                             "(the live view).")],
+    port: Annotated[int, typer.Option(help="HTTPS port (0: any free one, printed).")],
+    tls_cert: Annotated[Path, typer.Option(help="Serving certificate (PEM).")],
+    tls_key: Annotated[Path, typer.Option(help="Its private key (PEM).")],
+    client_ca: Annotated[Path, typer.Option(help="CA that signs kube-scheduler's client "
+                                            "certificate.")],
+    models: Annotated[Path, typer.Option(help="Model registry: its `current` model ranks.")]
+    = Path("models"),
+    address: Annotated[str, typer.Option(help="Address to listen on.")] = "0.0.0.0",
+    allowed_subject: Annotated[list[str] | None, typer.Option(
+        help="Client subject allowed to call /filter and /prioritize, repeatable.")] = None,
+) -> None:
+    """A kube-scheduler extender (POST /filter, /prioritize) over mTLS, until SIGTERM or
+    Ctrl-C: dagpilot's feasible nodes and scores inside a stock kube-scheduler."""
+    import signal  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    from dagpilot.serve import extender_process  # noqa: PLC0415
+
+    if not 0 <= port < 65536:
+        raise SpecError(str(port), "--port takes 0-65535")
+    config = extender_process.ExtenderConfig(
+        kubeconfig=kubeconfig, port=port, tls_cert=tls_cert, tls_key=tls_key,
+        client_ca=client_ca, models=models, host=address,
+        allowed_subjects=tuple(allowed_subject or (extender_process.SCHEDULER_CLIENT,)))
+    process = extender_process.ExtenderProcess(config)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    out.print(f"extender on https://{escape(address)}:{process.port} (/filter, /prioritize); "
+              f"{len(process.view.cluster.nodes)} nodes in view", soft_wrap=True)
+    process.serve(stop)
+
+
+@app.command("submit")
+def submit_workflow(
+    workflow: Annotated[Path, typer.Argument(help="The Workflow (YAML or .json), sent as is.")],
+    *,
+    url: Annotated[str, typer.Option(help="The endpoint, e.g. https://HOST:8443/v1/workflows.")],
+    keys: Annotated[Path, typer.Option(help="Submission keys: the newest valid one signs.")],
+    cert: Annotated[Path, typer.Option(help="Client certificate (PEM).")],
+    key: Annotated[Path, typer.Option(help="Its private key (PEM).")],
+    ca: Annotated[Path, typer.Option(help="CA of the endpoint's serving certificate.")],
+) -> None:
+    """Sign a Workflow and submit it; prints the created Workflow's namespace/name."""
+    from dagpilot.serve import submit_client  # noqa: PLC0415
+
+    namespace, name = submit_client.submit(workflow, url, keys, cert=cert, key=key, ca=ca)
+    out.print(escape(f"{namespace}/{name}"), soft_wrap=True)
 
 
 def main() -> None:
