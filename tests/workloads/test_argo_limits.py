@@ -16,7 +16,7 @@ import yaml
 from dagpilot.core.config import LoaderSettings
 from dagpilot.core.errors import InvalidInput
 from dagpilot.core.job_draft import build
-from dagpilot.workloads import argo
+from dagpilot.workloads import argo, argo_digest, argo_expand
 from dagpilot.workloads.argo_expand import expand
 from dagpilot.workloads.argo_limits import (
     MAX_FAN_OUT,
@@ -227,3 +227,43 @@ def test_digest_item_counts_are_checked_before_a_list_is_made(tmp_path: Path,
 def test_digest_item_counts_within_the_ceiling(tmp_path: Path) -> None:
     job = build(argo.read(str(digest(tmp_path, 3)), SETTINGS)[0])
     assert [t.id for t in job.tasks] == ["A(0)", "A(1)", "A(2)"]
+
+
+# --- work that must not grow with the product of two sizes ---------------------------------
+
+def test_a_template_run_by_many_items_is_read_once(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    real = argo_expand.pod
+
+    def counted(template: Any, *args: Any) -> Any:
+        calls.append(template["name"])
+        return real(template, *args)
+
+    monkeypatch.setattr(argo_expand, "pod", counted)
+    document = workflow([task(withItems=list(range(100)))])
+    document["spec"]["templates"][1]["sidecars"] = [{"name": f"s{i}"} for i in range(50)]
+    path = tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump(document))
+    assert len(build(argo.read(str(path), SETTINGS)[0]).tasks) == 100
+    assert calls == ["c"]  # not 100 times its 51 containers
+
+
+def test_the_digest_lists_a_workflows_templates_once_whatever_their_number(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    walks: list[str] = []
+    real = argo_digest.sequence
+
+    def counted(parent: Any, key: str, *args: Any) -> Any:
+        if key == "templates":
+            walks.append(key)
+        return real(parent, key, *args)
+
+    monkeypatch.setattr(argo_digest, "sequence", counted)
+    path = digest(tmp_path, 1)
+    document = json.loads(path.read_text())
+    dag = document["workflows"][0]["templates"][0]
+    document["workflows"][0]["templates"] += [{**dag, "name": f"d{i}"} for i in range(30)]
+    path.write_text(json.dumps(document))
+    assert len(argo.read(str(path), SETTINGS)) == 31
+    assert len(walks) == 2  # the DAG templates, and the images: not once per DAG template

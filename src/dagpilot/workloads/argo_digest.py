@@ -38,9 +38,12 @@ def read_digest(path: Path, settings: LoaderSettings) -> list[JobDraft]:
             raise where.error("", "expected an object")
         source = text(entry, "file", where) or f"workflow-{index}"
         where = Where(file, f"workflows[{index}] ({source})")
-        for template in _dag_templates(entry, where):
+        templates = _dag_templates(entry, where)
+        # once per workflow, not once per DAG template: a digest of n templates stays linear
+        images = {t["name"]: t.get("image") or "" for t in sequence(entry, "templates", where)}
+        for template in templates:
             name = template["name"]
-            manifest = _manifest(entry, template, where)
+            manifest = _manifest(entry, template, images, where)
             job_id = f"{PurePosixPath(source).with_suffix('')}/{name}"
             drafts.append(expand(manifest, job_id, library, {}, settings, budget=budget))
     return drafts
@@ -57,8 +60,7 @@ def _dag_templates(entry: Raw, where: Where) -> list[Raw]:
     return templates
 
 
-def _manifest(entry: Raw, dag: Raw, where: Where) -> Manifest:
-    images = {t["name"]: t.get("image") or "" for t in sequence(entry, "templates", where)}
+def _manifest(entry: Raw, dag: Raw, images: Mapping[str, str], where: Where) -> Manifest:
     where_dag = where.inside(template=dag["name"])
     tasks = [_task(task, images, where_dag, index)
              for index, task in enumerate(sequence(dag, "tasks", where_dag))]

@@ -43,7 +43,7 @@ from dagpilot.workloads.argo_manifest import (
     sequence,
     text,
 )
-from dagpilot.workloads.argo_pod import checked_priority, pod, runtime_s
+from dagpilot.workloads.argo_pod import Pod, checked_priority, pod, runtime_s
 
 FAN_OUT = "dagpilot.io/fan-out"
 LEAF_KINDS = ("container", "script", "containerSet", "resource", "data", "http", "plugin",
@@ -97,6 +97,9 @@ class _Unroller:
         self.settings = settings
         self.draft = draft
         self.budget = budget
+        # a template's pod fields, worked out once however many tasks run it (by id: the
+        # templates live as long as the manifests; 10,000 items x 40,000 sidecars stay linear)
+        self.pods: dict[int, Pod] = {}
         self.active: list[tuple[str, str, str]] = []  # templates being unrolled, for recursion
 
     def template(self, scope: Scope, prefix: str, parents: tuple[str, ...],
@@ -243,7 +246,10 @@ class _Unroller:
         template = scope.template
         if not any(kind in template for kind in LEAF_KINDS):
             raise where.error("template", "is none of dag, steps, " + ", ".join(LEAF_KINDS))
-        fields = pod(template, self.workflow.spec, where, self.settings)
+        fields = self.pods.get(id(template))
+        if fields is None:
+            fields = self.pods[id(template)] = pod(template, self.workflow.spec, where,
+                                                   self.settings)
         self.budget.link(len(parents), where)
         task = Task(
             id=task_id or scope.name, name=scope.name,
