@@ -15,7 +15,9 @@
   answer in time, a certificate the kubeconfig's CA does not sign or one that expired, a client
   the server does not accept (401), RBAC (403). `retryable` says whether trying again can help.
 - `bind` (a pods/binding POST), `patch_pod` (strategic merge) and `patch_workflow` (JSON merge)
-  are what a scheduler and the Argo webhook need; `create_workflow` is the signed endpoint's.
+  are what a scheduler and the Argo webhook need; `create_workflow` is the signed endpoint's;
+  `patch_pod_status` (PodScheduled=False), `create_event` and the Lease calls (`read_lease`,
+  `create_lease`, `replace_lease`: leader election) are the custom scheduler's.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ from urllib3.exceptions import (
 from dagpilot.live.errors import KubeApiError
 
 HTTP_GONE = 410
+HTTP_NOT_FOUND = 404
+HTTP_CONFLICT = 409
 NOT_RETRYABLE = frozenset({400, 401, 403, 404, 422})
 PAGE = 500  # objects per list request: bounded responses, as client-go's pager
 Raw = dict[str, Any]
@@ -110,6 +114,7 @@ class KubeApi:
         self._core = client.CoreV1Api(self._client)
         self._custom = client.CustomObjectsApi(self._client)
         self._version = client.VersionApi(self._client)
+        self._coordination = client.CoordinationV1Api(self._client)
         self._open: set[urllib3.HTTPResponse] = set()  # watch responses, for stop_watches
         self._lock = threading.Lock()
 
@@ -184,6 +189,39 @@ class KubeApi:
         """A strategic-merge patch of a pod (labels, annotations, status via the caller)."""
         return self._json(self._call(self._core.patch_namespaced_pod, name, namespace,
                                      dict(patch), _preload_content=False))
+
+    def patch_pod_status(self, namespace: str, name: str, patch: Mapping[str, Any]) -> Raw:
+        """A strategic-merge patch of a pod's status (conditions merge by type), as
+        kube-scheduler writes PodScheduled=False."""
+        return self._json(self._call(self._core.patch_namespaced_pod_status, name, namespace,
+                                     dict(patch), _preload_content=False))
+
+    def create_event(self, namespace: str, event: Mapping[str, Any]) -> Raw:
+        """POST a core/v1 Event (a scheduler's Scheduled and FailedScheduling)."""
+        return self._json(self._call(self._core.create_namespaced_event, namespace,
+                                     dict(event), _preload_content=False))
+
+    def read_lease(self, namespace: str, name: str) -> Raw | None:
+        """A coordination.k8s.io/v1 Lease; None when there is none."""
+        try:
+            return self._json(self._call(self._coordination.read_namespaced_lease, name,
+                                         namespace, _preload_content=False))
+        except KubeApiError as error:
+            if error.status == HTTP_NOT_FOUND:
+                return None
+            raise
+
+    def create_lease(self, namespace: str, lease: Mapping[str, Any]) -> Raw:
+        """POST a Lease; KubeApiError 409 when another replica created it first."""
+        return self._json(self._call(self._coordination.create_namespaced_lease, namespace,
+                                     dict(lease), _preload_content=False))
+
+    def replace_lease(self, namespace: str, lease: Mapping[str, Any]) -> Raw:
+        """PUT a Lease with the resourceVersion it was read at; KubeApiError 409 when another
+        replica wrote it since (optimistic concurrency: the leader election's one rule)."""
+        name = str(lease["metadata"]["name"])
+        return self._json(self._call(self._coordination.replace_namespaced_lease, name,
+                                     namespace, dict(lease), _preload_content=False))
 
     def patch_workflow(self, namespace: str, name: str, patch: Mapping[str, Any]) -> Raw:
         """A JSON merge patch of an Argo Workflow."""

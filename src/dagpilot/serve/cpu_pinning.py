@@ -1,0 +1,32 @@
+"""The serving process's CPUs: `--cpus 2,3` or `--cpus 0-3`, pinned with sched_setaffinity,
+so the scheduler's latency does not depend on what else runs on the node."""
+
+from __future__ import annotations
+
+import os
+
+from dagpilot.core.errors import SpecError
+
+
+def parse_cpus(text: str) -> frozenset[int]:
+    cpus: set[int] = set()
+    for part in text.split(","):
+        first, _, last = part.strip().partition("-")
+        if not first.isdigit() or (last and not last.isdigit()):
+            raise SpecError(text, "--cpus takes CPU numbers and ranges, e.g. 0,2-3")
+        low, high = int(first), int(last or first)
+        if high < low or high > 4095:
+            raise SpecError(text, f"--cpus: bad range {part.strip()}")
+        cpus.update(range(low, high + 1))
+    return frozenset(cpus)
+
+
+def pin(cpus: frozenset[int]) -> frozenset[int]:
+    """Pins this process (every thread it starts later) to `cpus`; the CPUs it runs on."""
+    allowed = os.sched_getaffinity(0)
+    if not cpus <= allowed:
+        raise SpecError(",".join(map(str, sorted(cpus))),
+                        f"--cpus: not all of these CPUs are available (allowed: "
+                        f"{','.join(map(str, sorted(allowed)))})")
+    os.sched_setaffinity(0, cpus)
+    return frozenset(os.sched_getaffinity(0))

@@ -1,0 +1,93 @@
+"""The model in service: the registry's `current`, reloaded when it changes.
+
+`ModelPolicy.current()` gives the policy (an Agent's greedy act) and its version, or None when
+no model could be loaded (a missing or refused `current`: every decision is the fallback's
+until one loads). A background thread looks at `current` every `period_s`: a new version is
+loaded, verified (`registry.ModelHandle.reload`: a refusal keeps the old model) and turned into
+an agent before it is swapped in with one assignment, so the decision in progress finishes on
+the old agent and the next one takes the new agent; no decision is lost or made twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from dagpilot.agent import Agent, Decision, agent_from_files
+from dagpilot.core.view import ClusterView
+from dagpilot.policy.process import collections_deferred
+from dagpilot.registry import LoadedModel, ModelHandle
+from dagpilot.state import FEATURE_SCHEMA_VERSION
+
+log = logging.getLogger(__name__)
+
+Policy = Callable[[ClusterView], Decision]
+
+
+@dataclass(frozen=True)
+class Serving:
+    policy: Policy
+    version: str
+
+
+def greedy_policy(agent: Agent) -> Policy:
+    """The serving call: greedy, no critic, no garbage collection inside a decision."""
+    def act(view: ClusterView) -> Decision:
+        return collections_deferred(lambda: agent.act(view, greedy=True, value=False))
+    return act
+
+
+class ModelPolicy:
+    def __init__(self, root: Path, period_s: float = 5.0) -> None:
+        self.root = root
+        self.period_s = period_s
+        self.load_error: str | None = None
+        self.reloads = 0
+        self._handle: ModelHandle | None = None
+        self._serving: Serving | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.refresh()
+
+    def current(self) -> Serving | None:
+        return self._serving
+
+    def refresh(self) -> None:
+        """Open or reload `current` now; keeps what serves when the new one is refused."""
+        try:
+            if self._handle is None:
+                self._handle = ModelHandle.open(self.root, FEATURE_SCHEMA_VERSION)
+                self._swap(self._handle.model)
+                return
+            outcome = self._handle.reload()
+            if outcome.error is not None:
+                self.load_error = outcome.error
+            elif outcome.changed:
+                self._swap(self._handle.model)
+        except Exception as error:  # a missing or refused model: the fallback decides
+            self.load_error = f"{type(error).__name__}: {error}"[:500]
+            log.warning("no model from %s: %s", self.root, self.load_error)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._watch, name="dagpilot-model-reload",
+                                        daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.period_s):
+            self.refresh()
+
+    def _swap(self, model: LoadedModel) -> None:
+        agent = agent_from_files(model.state_dict, model.normaliser, model.config)
+        self._serving = Serving(greedy_policy(agent), model.version)
+        self.load_error = None
+        self.reloads += 1
+        log.info("serving model %s", model.version)
