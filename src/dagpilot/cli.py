@@ -881,6 +881,74 @@ def serve_extender(
     process.serve(stop)
 
 
+@serve_app.command("scheduler")
+def serve_scheduler(
+    *,
+    kubeconfig: Annotated[Path, typer.Option(help="The scheduler's kubeconfig (its own "
+                                             "ServiceAccount: deploy/scheduler/rbac.yaml).")],
+    prometheus: Annotated[str | None, typer.Option(
+        help="Prometheus base URL for the node signals; without it, none.")] = None,
+    models: Annotated[Path, typer.Option(help="Model registry; its `current` is served and "
+                                         "reloaded when it changes.")] = Path("models"),
+    scheduler_name: Annotated[str, typer.Option(
+        help="The spec.schedulerName this scheduler serves.")] = "dagpilot",
+    shadow: Annotated[bool, typer.Option(
+        help="Bind nothing: journal what dagpilot would choose for the default scheduler's "
+             "pods (`dagpilot shadow report`).")] = False,
+    cpus: Annotated[str | None, typer.Option(help="Pin the process to these CPUs, e.g. "
+                                             "2,3 or 0-3.")] = None,
+    deadline_ms: Annotated[float, typer.Option(
+        help="A decision not made by then goes to the kube-default fallback.")] = 100.0,
+    metrics_port: Annotated[int, typer.Option(help="Port of /metrics (0: any free one).")]
+    = 10259,
+    metrics_address: Annotated[str, typer.Option(help="Address of /metrics.")] = "0.0.0.0",
+    journal: Annotated[Path | None, typer.Option(help="Decision journal (JSON lines, "
+                                                 "rotated).")] = None,
+    journal_max_mb: Annotated[float, typer.Option(help="Journal size before rotation.")]
+    = 16.0,
+    leader_elect: Annotated[bool, typer.Option(help="Take part in leader election on a "
+                                               "Lease (only the leader binds).")] = True,
+    lease_namespace: Annotated[str, typer.Option(help="Namespace of the Lease.")]
+    = "dagpilot",
+) -> None:
+    """The custom scheduler: binds the pods with spec.schedulerName --scheduler-name from
+    the live view and the served model, until SIGTERM or Ctrl-C (docs/SERVING.md)."""
+    import signal  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    from dagpilot.serve import cpu_pinning, scheduler_process  # noqa: PLC0415
+
+    if not 0 <= metrics_port < 65536:
+        raise SpecError(str(metrics_port), "--metrics-port takes 0-65535")
+    if not 0 < deadline_ms <= 60_000:
+        raise SpecError(str(deadline_ms), "--deadline-ms takes (0, 60000] milliseconds")
+    if not 0.01 <= journal_max_mb <= 4096:
+        raise SpecError(str(journal_max_mb), "--journal-max-mb takes 0.01-4096")
+    config = scheduler_process.SchedulerConfig(
+        kubeconfig=kubeconfig, prometheus=prometheus, models=models,
+        scheduler_name=scheduler_name, shadow=shadow,
+        cpus=cpu_pinning.parse_cpus(cpus) if cpus else None, deadline_s=deadline_ms / 1000,
+        metrics_port=metrics_port, metrics_address=metrics_address, journal=journal,
+        journal_max_bytes=int(journal_max_mb * 2**20), leader_elect=leader_elect,
+        lease_namespace=lease_namespace)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    process = scheduler_process.SchedulerProcess(config)
+    try:
+        process.start()
+        serving = process.models.current() if process.models is not None else None
+        model = serving.version if serving is not None else (
+            f"none ({process.models.load_error})" if process.models is not None else "?")
+        out.print(escape(
+            f"scheduler {scheduler_name}{' (shadow)' if shadow else ''}: model {model}; "
+            f"metrics on http://{metrics_address}:{process.metrics_port}/metrics"
+            + (f"; CPUs {sorted(process.cpus)}" if process.cpus else "")), soft_wrap=True)
+        process.run(stop)
+    finally:
+        process.close()
+
+
 @app.command("submit")
 def submit_workflow(
     workflow: Annotated[Path, typer.Argument(help="The Workflow (YAML or .json), sent as is.")],
