@@ -3,13 +3,15 @@
 Every replica runs the view and the loop; only the leader decides and binds. Each replica tries
 every `retry_period_s` to take or renew the Lease `namespace/name`:
 - no Lease: create it holding it (a 409 means another replica was first);
-- held by another, and its record (holder, renewTime, resourceVersion) has changed within
-  `lease_duration_s` by this replica's own clock: follow;
+- held by another, and its record (holder, resourceVersion) has changed within
+  `lease_duration_s` by this replica's own clock (dated from the look before the one that saw
+  the change, so never late): follow;
 - held by this replica, or by nobody, or not renewed for `lease_duration_s`: write it with this
   replica as holder and a new renewTime, at the resourceVersion read (a 409 means another
   replica wrote first: follow this round).
-A leader that has not renewed for `renew_deadline_s` (< lease_duration_s) stops leading on its
-own before anyone else can take over, so two replicas never both lead. A follower takes over
+A leader that has not renewed for `renew_deadline_s` (renew_deadline_s + retry_period_s <
+lease_duration_s) stops leading on its own before anyone else can take over, so two replicas
+never both lead. A follower takes over
 within lease_duration_s + retry_period_s of the leader's last renewal. `close(release=True)`
 hands the Lease back on a clean shutdown (the next replica takes it at its next try).
 """
@@ -40,8 +42,12 @@ class LeaseConfig:
     retry_period_s: float = 2.0
 
     def __post_init__(self) -> None:
-        if not 0 < self.retry_period_s < self.renew_deadline_s < self.lease_duration_s:
-            raise ValueError("a Lease needs retry period < renew deadline < lease duration")
+        # A follower may date a renewal up to one retry period early (see _attempt): the
+        # leader must have stopped leading by then.
+        if not (0 < self.retry_period_s < self.renew_deadline_s
+                and self.renew_deadline_s + self.retry_period_s < self.lease_duration_s):
+            raise ValueError("a Lease needs retry period < renew deadline and renew deadline "
+                             "+ retry period < lease duration")
 
 
 class LeaderElector:
@@ -54,6 +60,7 @@ class LeaderElector:
         self._renewed_s: float | None = None  # our last successful write, our clock
         self._observed: tuple[str, str] | None = None  # (holder, resourceVersion) last seen
         self._observed_s = 0.0
+        self._polled_s: float | None = None  # when the previous look began
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.changed = threading.Event()  # set whenever leadership is gained or lost
@@ -114,7 +121,11 @@ class LeaderElector:
         holder = str(spec.get("holderIdentity") or "")
         version = str((lease.get("metadata") or {}).get("resourceVersion", ""))
         if self._observed != (holder, version):
-            self._observed, self._observed_s = (holder, version), started
+            # The record changed after our previous look: date it from then, so that a
+            # leader's death is noticed within lease_duration_s + retry_period_s.
+            self._observed = (holder, version)
+            self._observed_s = self._polled_s if self._polled_s is not None else started
+        self._polled_s = started
         duration = float(spec.get("leaseDurationSeconds") or config.lease_duration_s)
         if holder and holder != config.identity and started < self._observed_s + duration:
             self._renewed_s = None
