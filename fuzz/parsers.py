@@ -52,6 +52,7 @@ def expect(code: int, allowed: Collection[int], command: str) -> int:
 
 
 def _workload(kind: str) -> Parser:
+    _command()  # import everything now: the first case must not pay for it in its time limit
     def parse(path: Path) -> bool:
         spec = f"{kind}:{path}"
         expect(cli("workloads", "show", spec, "--json"), (0,), "workloads show --json")
@@ -61,6 +62,7 @@ def _workload(kind: str) -> Parser:
 
 
 def _cluster(kind: str, *suffixes: str) -> Parser:
+    _command()
     def parse(path: Path) -> bool:
         expect(cli("clusters", "show", f"{kind}:{path}", "--json"), (0,), "clusters show --json")
         expect(cli("clusters", "show", f"{kind}:{path}"), (0,), "clusters show")
@@ -97,6 +99,7 @@ def cws_dag(state: Path) -> Parser:
 
 
 def validate(state: Path) -> Parser:
+    _command()
     def parse(path: Path) -> bool:
         code = expect(cli("validate", path, "--json"), (0, 1), "validate --json")
         expect(cli("validate", path), (code,), "validate (again, as text)")
@@ -122,6 +125,7 @@ def settings(state: Path) -> Parser:
     from dagpilot.bench.harness import BenchConfig, run_benchmark  # noqa: PLC0415
     from dagpilot.core.config import load_settings  # noqa: PLC0415
 
+    _command()
     def parse(path: Path) -> bool:
         expect(cli("workloads", "show", "builtin:mix:2", "--settings", path), (0,),
                "workloads show --settings")
@@ -172,6 +176,7 @@ def _registry(state: Path, name: str) -> Parser:
     _write_sums(root)
     _point_current(root, good)
     serving = registry.load_current(root, SCHEMA)  # imports torch once, here
+    _command()
 
     def parse(path: Path) -> bool:
         (root / FUZZED / name).write_bytes(path.read_bytes())
@@ -220,3 +225,23 @@ def argo_history(state: Path) -> Parser:
     """The mutated `<stem>.history.json` beside its manifest `<stem>.yaml`."""
     show = _workload("argo")
     return lambda path: show(path.with_name(path.name.removesuffix(".history.json") + ".yaml"))
+
+
+def extender_args(state: Path) -> Parser:
+    """A kube-scheduler extender's filter and prioritize calls on the mutated ExtenderArgs,
+    over builtin:small with the shipped model (bad input is an InvalidInput, never a crash)."""
+    del state
+    from dagpilot.agent import load_scheduler  # noqa: PLC0415 (torch, in the worker only)
+    from dagpilot.clusters import load_cluster  # noqa: PLC0415
+    from dagpilot.core.snapshot import ClusterSnapshot  # noqa: PLC0415
+    from dagpilot.serve.extender import Extender  # noqa: PLC0415
+
+    extender = Extender(ClusterSnapshot.of(load_cluster("builtin:small"), ()),
+                        load_scheduler(MODELS, explain=False).agent.rank)
+
+    def parse(path: Path) -> bool:
+        body = path.read_bytes()
+        extender.filter(body)
+        extender.prioritize(body)
+        return True
+    return parse

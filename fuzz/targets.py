@@ -186,6 +186,20 @@ def _model_files(name: str) -> Callable[[], list[Seed]]:
     return seeds
 
 
+def _extender_args() -> list[Seed]:
+    return _fixtures("extender", ".json", "args.json", "json")
+
+
+def _admission_review() -> list[Seed]:
+    return _fixtures("serve/admission", ".json", "review.json", "json")
+
+
+def _signed_submission() -> list[Seed]:
+    return [*_fixtures("argo/valid", ".yaml", "workflow.yaml", "yaml"),
+            *_fixtures("argo/invalid", ".yaml", "workflow.yaml", "yaml"),
+            *_fixtures("serve/submission", ".json", "workflow.json", "json")]
+
+
 def _npz() -> list[Seed]:
     return [Seed("generated:normaliser-npz", "normaliser.npz", "zip")]
 
@@ -209,4 +223,7 @@ TARGETS: dict[str, Target] = {target.name: target for target in (
            _model_files("normaliser.json")),
     Target("registry-metadata", "fuzz.parsers:registry_metadata", _model_files("metadata.json")),
     Target("registry-npz", "fuzz.parsers:registry_npz", _npz),
+    Target("admission-review", "fuzz.serve_parsers:admission_review", _admission_review),
+    Target("signed-submission", "fuzz.serve_parsers:signed_submission", _signed_submission),
+    Target("extender-args", "fuzz.parsers:extender_args", _extender_args),
 )}

@@ -114,3 +114,12 @@ def test_the_views_pending_pod_is_used_when_it_has_one() -> None:
     mine = Extender(view, recording).prioritize(by_names(ALL))
     assert seen[0].job.id == "team/p"  # read from the request: a single-task job
     assert len(mine) == len(ALL)
+
+
+def test_requests_that_are_not_an_object_are_a_clear_error() -> None:
+    served, _ = extender()
+    bad = pod()
+    bad["spec"]["containers"][0]["resources"]["requests"] = "Pod"  # found by the fuzzer
+    with pytest.raises(InvalidInput) as caught:
+        served.prioritize(by_names(ALL, bad))
+    assert caught.value.field == "Pod.spec.containers[0].resources.requests"

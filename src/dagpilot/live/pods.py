@@ -187,7 +187,10 @@ def _requests(container: Any, where: Where, path: str) -> Amounts:
     if not isinstance(resources, dict):
         raise where.error(f"{path}.resources", "not an object")
     limits = resources.get("limits") or {}
-    asked = {**(limits if isinstance(limits, dict) else {}), **(resources.get("requests") or {})}
+    requests = resources.get("requests") or {}
+    if not isinstance(requests, dict):  # an extender's request is not validated by the API
+        raise where.error(f"{path}.resources.requests", "not an object")
+    asked = {**(limits if isinstance(limits, dict) else {}), **requests}
     return _amounts(asked, where, f"{path}.resources.requests")
 
 
