@@ -8,6 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
+# numpy picks its SIMD loops by CPU: with AVX-512 its float reductions round differently, and
+# a simulated trajectory (the pinned ones in tests/schedulers, the figures in docs/) would
+# depend on the machine. Without those loops every x86-64 machine computes the same bits.
+export NPY_DISABLE_CPU_FEATURES=${NPY_DISABLE_CPU_FEATURES-"X86_V4 AVX512_ICL AVX512_SPR"}
 VENV=.venv
 
 setup() {
