@@ -78,7 +78,7 @@ def digest(record: RunRecord) -> str:
 
 
 def _avx512_loops() -> bool:
-    from numpy._core._multiarray_umath import __cpu_features__  # noqa: PLC0415
+    from numpy._core._multiarray_umath import __cpu_features__
 
     return bool(__cpu_features__.get("X86_V4"))
 
