@@ -20,6 +20,7 @@ from dagpilot.core.config import PhysicsParameters
 from dagpilot.live.errors import KubeApiError
 from dagpilot.live.inventory import GPU_RESOURCE, node_spec
 from dagpilot.live.kube_api import KubeApi, Resource
+from dagpilot.live.node_table import LiveNode
 from dagpilot.live.view import LiveView
 from dagpilot.sandbox import components, rest
 from dagpilot.sandbox.layout import Layout
@@ -278,6 +279,32 @@ def test_signals_carry_real_values_and_ages_and_missing_ones_are_missed_scrapes(
         assert 0 <= view.now_s - kwok.signals.sampled_s < 4 * 5
     else:
         assert kwok.signals.sampled_s == 0.0 and view.readings("node-0000") == {}
+
+
+def test_free_gpus_per_root_complex_are_the_devices_the_kubelet_reports(
+        view: LiveView, sandbox: SandboxState) -> None:
+    if not sandbox.twin:
+        pytest.skip("without the twin nothing reports device assignment")
+    api = admin(sandbox)
+    gpu_node = next(s for s in view.cluster.nodes if len(s.root_complexes) == 2)
+    with namespace(api, "lv-gpus") as ns:
+        rest.create(api, f"/api/v1/namespaces/{ns}/pods", {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "three", "annotations": {"dagpilot.io/runtime": "60s"}},
+            "spec": {"nodeName": gpu_node.name, "tolerations": [{"operator": "Exists"}],
+                     "containers": [{"name": "main", "image": "x", "resources": {
+                         "requests": {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": "3"},
+                         "limits": {"nvidia.com/gpu": "3"}}}]}})
+        def assigned() -> LiveNode | None:  # looked up each time: a new cluster, new nodes
+            view.sync()
+            state = view.table.by_name[gpu_node.name]
+            return state if state.allocated.gpus == 3 and state.gpus_exact else None
+
+        state = wait_for("the twin's device assignment in the view", assigned, 60)
+        per_complex = {rc: sum(g.index in state.free_gpus for g in members)
+                       for rc, members in gpu_node.root_complexes.items()}
+        assert sum(per_complex.values()) == len(gpu_node.gpus) - 3
+        assert sorted(per_complex.values()) == [1, 4]  # the kubelet keeps a pod on one complex
 
 
 # --- the API's own refusals ----------------------------------------------------------------

@@ -177,6 +177,24 @@ def test_free_gpus_count_exactly_and_say_when_which_ones_is_unknown() -> None:
     assert view.nodes[0].free_gpus == (0, 1, 2, 3, 4) and view.nodes[0].gpus_exact
 
 
+@pytest.mark.parametrize("names", [("0", "1"), ("pci0000:17", "pci0000:3a")])
+def test_free_gpus_per_root_complex_come_from_the_agent_when_its_count_agrees(
+        names: tuple[str, str]) -> None:
+    gpu = next(s for s in SPECS if s.gpus)  # GPUs 0-3 on complex 0, 4-7 on complex 1
+    poller = _poller()
+    view, _ = _view(pods=[pod("g", node_name=gpu.name, gpus="3", phase="Running")],
+                    poller=poller)
+    state = next(n for n in view.nodes if n.spec.name == gpu.name)
+    poller.latest = _sample({}, gpus={gpu.name: {names[0]: 4, names[1]: 1}})
+    view.sync()
+    assert state.free_gpus == (0, 1, 2, 3, 4) and state.gpus_exact
+    poller.latest = _sample({}, gpus={gpu.name: {names[0]: 1, names[1]: 4}})
+    view.sync()
+    assert state.free_gpus == (0, 4, 5, 6, 7) and state.gpus_exact
+    _pod_event(view, pod("h", node_name=gpu.name, gpus="1", phase="Running"), "ADDED")
+    assert state.free_gpus == (0, 1, 2, 3) and not state.gpus_exact  # the sample is behind
+
+
 def test_assume_counts_a_pod_at_once_and_the_watch_confirms_it_without_counting_twice() -> None:
     view, _clock = _view(pods=[pod("p", cpu="2")])
     target = SPECS[1].name
@@ -208,9 +226,10 @@ def test_a_pod_bound_to_an_unknown_node_is_counted_and_allocated_when_it_appears
 
 
 def _sample(readings: dict[str, dict[str, Reading]],
-            rtt: dict[tuple[str, str], float] | None = None) -> SignalSample:
+            rtt: dict[tuple[str, str], float] | None = None,
+            gpus: dict[str, dict[str, int]] | None = None) -> SignalSample:
     return SignalSample(CREATED_S, {column: readings.get(column, {}) for column in MEASURED},
-                        rtt or {})
+                        rtt or {}, gpus or {})
 
 
 def _poller() -> SignalPoller:

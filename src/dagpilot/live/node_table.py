@@ -8,11 +8,15 @@
   (nodes, 3) arrays of `resource_arrays` follow it in place, and every allocation or readiness
   change of a row is logged for `changed_nodes`.
 - Free GPUs: the API server knows how many GPUs a node's pods requested, not which devices the
-  kubelet gave them. `free_gpus` has the exact count (the contract: GPUs less those allocated)
-  and lists the lowest indices: exact when the node has one PCIe root complex or nothing
-  allocated (which indices within a complex is immaterial); otherwise which complex the free
-  ones are on is unknown, `gpus_exact` is False and `live show` prints each complex's count
-  as null: unknown stays unknown.
+  kubelet gave them. Where the node agent (or the sandbox's twin) reports the free GPUs of each
+  root complex (`dagpilot_gpus_free`, from the kubelet's PodResources) and its total agrees
+  with the API's count (it does unless a bind or release came after that sample),
+  `free_gpus` lists that many on each complex. Otherwise it has the exact count (the contract:
+  GPUs less those allocated) and lists the lowest indices: still exact when the node has one
+  root complex or nothing allocated (which indices within a complex is immaterial); else which
+  complex the free ones are on is unknown, `gpus_exact` is False and `live show` prints each
+  complex's count as null: unknown stays unknown. The agent names a complex by its PCI host
+  bridge: the sorted names are the node's complexes in order (the twin names them by number).
 - Signals: each node's last measured readings with their sample time (`sampled_s`, the oldest
   reading's; 0.0, "never", when any measured column has no reading at all), and what was bound
   there after that time (`placed_since_sample`).
@@ -38,8 +42,9 @@ CLUSTER_NAME = "live"
 class LiveNode:
     """One node's NodeState, updated in place by the table."""
 
-    __slots__ = ("_allocated", "_signals", "gpus_allocated", "labels", "measured", "memory",
-                 "millicpu", "pods", "ready", "recent", "row", "sampled_s", "spec", "taints")
+    __slots__ = ("_allocated", "_free", "_signals", "gpus_allocated", "gpus_reported", "labels",
+                 "measured", "memory", "millicpu", "pods", "ready", "recent", "row", "sampled_s",
+                 "spec", "taints")
 
     def __init__(self, record: NodeRecord, row: int) -> None:
         assert record.spec is not None
@@ -52,7 +57,9 @@ class LiveNode:
         self.measured: Mapping[str, Reading] = {}
         self.sampled_s = NEVER
         self.recent: dict[str, tuple[float, Amounts]] = {}  # uid -> (bound_s, requests)
+        self.gpus_reported: tuple[int, ...] | None = None  # free per complex, in order
         self._allocated: Resources | None = None
+        self._free: tuple[int, ...] | None = None
         self._signals: NodeSignals | None = None
 
     @property
@@ -63,12 +70,27 @@ class LiveNode:
 
     @property
     def free_gpus(self) -> tuple[int, ...]:
-        return tuple(range(max(0, len(self.spec.gpus) - self.gpus_allocated)))
+        if self._free is None:
+            if self._reported_applies():
+                assert self.gpus_reported is not None
+                self._free = tuple(sorted(gpu.index for count, members in zip(
+                    self.gpus_reported, self.spec.root_complexes.values(), strict=True)
+                    for gpu in members[:count]))
+            else:
+                self._free = tuple(range(max(0, len(self.spec.gpus) - self.gpus_allocated)))
+        return self._free
 
     @property
     def gpus_exact(self) -> bool:
         """Whether `free_gpus` says which GPUs are free (else only how many)."""
-        return not self.gpus_allocated or len(self.spec.root_complexes) <= 1
+        return (not self.gpus_allocated or len(self.spec.root_complexes) <= 1
+                or self._reported_applies())
+
+    def _reported_applies(self) -> bool:
+        reported = self.gpus_reported
+        return reported is not None and sum(reported) == len(self.spec.gpus) - \
+            self.gpus_allocated and all(count <= len(members) for count, members in zip(
+                reported, self.spec.root_complexes.values(), strict=True))
 
     @property
     def signals(self) -> NodeSignals:
@@ -178,7 +200,7 @@ class NodeTable:
         node.memory += sign * amounts.memory
         node.gpus_allocated += sign * amounts.gpus
         node.pods += sign
-        node._allocated = None
+        node._allocated = node._free = None
         self._allocated[node.row] = (node.millicpu / 1000, node.memory, node.gpus_allocated)
         if sign > 0 and bound_s > node.sampled_s:
             node.recent[uid] = (bound_s, amounts)
@@ -189,13 +211,16 @@ class NodeTable:
 
     # --- signals -------------------------------------------------------------------------
 
-    def measure(self, readings: Mapping[str, Mapping[str, Reading]],
-                columns: Sequence[str]) -> None:
-        """A new sample: each node's readings of `columns` (those a sample must have)."""
+    def measure(self, readings: Mapping[str, Mapping[str, Reading]], columns: Sequence[str],
+                gpus_free: Mapping[str, Mapping[str, int]]) -> None:
+        """A new sample: each node's readings of `columns` (those a sample must have) and its
+        free GPUs per root complex as the agent reported them."""
         self._columns = tuple(columns)
         for node in self.nodes:
             self._measure(node, {column: readings[column][node.spec.name]
                                  for column in columns if node.spec.name in readings[column]})
+            node.gpus_reported = _per_complex(node, gpus_free.get(node.spec.name))
+            node._free = None
 
     def _measure(self, node: LiveNode, measured: dict[str, Reading]) -> None:
         complete = len(measured) == len(self._columns) and measured
@@ -228,6 +253,19 @@ class NodeTable:
             self._stale_columns.clear()
             self._signal_array = _read_only(self._signals.copy())
         return self._signal_array
+
+
+def _per_complex(node: LiveNode, reported: Mapping[str, int] | None) -> tuple[int, ...] | None:
+    """The reported free GPUs in the order of the node's root complexes; None when the names
+    do not match them one for one."""
+    complexes = list(node.spec.root_complexes)
+    if not reported or len(reported) != len(complexes):
+        return None
+    if all(name.isdigit() for name in reported):  # the twin: complexes by number
+        if {int(name) for name in reported} != set(complexes):
+            return None
+        return tuple(reported[str(complex_)] for complex_ in complexes)
+    return tuple(reported[name] for name in sorted(reported))
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

@@ -10,7 +10,8 @@ whose probe did not measure.
 
 A value or time that is absent, NaN or infinite is no reading: the view never fills it in
 (live/view.py turns a node's missing readings into missed scrapes). The ping mesh's
-`dagpilot_rtt_seconds{src,dst}` is read too. Every failure (refused, slower than `timeout_s`,
+`dagpilot_rtt_seconds{src,dst}` is read too, and `dagpilot_gpus_free{node,root_complex}` (the
+kubelet's device assignment, from PodResources). Every failure (refused, slower than `timeout_s`,
 an error answer, unreadable JSON) is a PrometheusError naming the URL and the query.
 
 The node label: the node agent sets `node` itself; node_exporter's series need the scrape
@@ -91,11 +92,13 @@ class Reading:
 
 @dataclass(frozen=True)
 class SignalSample:
-    """What one round of queries found: readings by column and node, RTTs by (src, dst)."""
+    """What one round of queries found: readings by column and node, RTTs by (src, dst),
+    free GPUs by node and root complex (as the agent names it)."""
 
     taken_s: float
     readings: Mapping[str, Mapping[str, Reading]]
     rtt_s: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    gpus_free: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
     def of_node(self, node: str) -> dict[str, Reading]:
         return {column: found[node] for column, found in self.readings.items()
@@ -133,7 +136,12 @@ class Prometheus:
         readings = {query.column: self._readings(query, node) for query in queries}
         rtt = {(labels.get(m.SRC, ""), labels.get(m.DST, "")): value
                for labels, value in self.query(m.RTT_SECONDS) if value >= 0}
-        return SignalSample(taken_s, readings, rtt)
+        gpus: dict[str, dict[str, int]] = {}
+        for labels, value in self.query(m.GPUS_FREE):
+            if value >= 0 and value.is_integer():
+                gpus.setdefault(labels.get(node, ""), {})[labels.get(m.ROOT_COMPLEX, "")] = \
+                    int(value)
+        return SignalSample(taken_s, readings, rtt, gpus)
 
     def _readings(self, query: SignalQuery, node: str) -> dict[str, Reading]:
         times = {labels.get(node, ""): value for labels, value in self.query(query.sampled)}

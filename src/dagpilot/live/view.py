@@ -183,7 +183,7 @@ class LiveView:
         if sample is not self._sample and sample is not None:
             self._sample = sample
             self.table.measure(sample.readings, [q.column for q in self.poller.queries]
-                               if self.poller else list(MEASURED))
+                               if self.poller else list(MEASURED), sample.gpus_free)
         self._now = max(self._now, self.clock())
         self.events_applied += applied
         self.apply_s += time.thread_time() - started
