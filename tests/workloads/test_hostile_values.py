@@ -19,6 +19,7 @@ from dagpilot.core.errors import InvalidInput, SpecError
 from dagpilot.core.job_draft import build
 from dagpilot.workloads import alibaba, cws, cws_runs, load, tpch, wfformat
 from dagpilot.workloads.alibaba import TaskName, parse_task_name
+from dagpilot.workloads.cws_edges import TooManyEdges, TracedTask, rebuild
 
 SETTINGS = LoaderSettings()
 MESSAGE_LIMIT = 400  # whatever the input, an error stays one readable line
@@ -288,3 +289,29 @@ def test_builtin_job_counts_are_ascii_digits(spec: str) -> None:
     with pytest.raises(SpecError, match="job count") as caught:
         load(spec)
     assert len(str(caught.value)) < MESSAGE_LIMIT
+
+
+# --- CWS: what one trace may rebuild to ----------------------------------------------------
+
+def test_cws_dependencies_have_a_ceiling(fixtures: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cws, "MAX_EDGES", 20)  # the toy's first run keeps 25
+    with pytest.raises(InvalidInput, match="beyond the limit of 20") as caught:
+        cws.read(str(fixtures / "cws"), SETTINGS)
+    assert caught.value.record == "run fifo_fair/2"
+
+
+def test_cws_rows_have_a_ceiling(fixtures: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cws, "MAX_ROWS", 10)
+    with pytest.raises(InvalidInput, match="more than 10 tasks") as caught:
+        cws.read(str(fixtures / "cws"), SETTINGS)
+    assert caught.value.record == "line 12"
+
+
+def test_a_broadcast_stops_at_the_limit_it_is_given() -> None:
+    # 2,000 x 2,000 repeated rows would link 4,000,000 times; the rebuild stops past 10,000.
+    parents = [TracedTask(f"a{i}", "A", "-") for i in range(2000)]
+    children = [TracedTask(f"b{i}", "B", "-") for i in range(2000)]
+    with pytest.raises(TooManyEdges):
+        rebuild([*parents, *children], {"B": ("A",)}, limit=10_000)
+    kept, _ = rebuild([*parents[:3], *children[:3]], {"B": ("A",)}, limit=9)
+    assert sum(map(len, kept.values())) == 9

@@ -52,7 +52,7 @@ from dagpilot.core.reading.folders import files_in, path_kind
 from dagpilot.core.reading.json_documents import read_json
 from dagpilot.core.types import Recorded, Resources, Task, labels
 from dagpilot.workloads import compressed, intensity
-from dagpilot.workloads.cws_edges import RebuildStats, rebuild
+from dagpilot.workloads.cws_edges import RebuildStats, TooManyEdges, rebuild
 from dagpilot.workloads.gc_pause import collector_paused
 
 log = logging.getLogger(__name__)
@@ -69,6 +69,11 @@ _FIRST_DATA_LINE = 2  # line 1 is the header
 LINE = "_line"  # the column read_table adds: each row's line in the file
 TRACE_SUFFIXES = (".csv.gz", ".csv")
 MAX_MS = 1e15  # a duration in ms beyond 31,000 years is no measurement
+# What one trace file may hold: rows (tasks; about 3.3 KB each once loaded) and the task
+# dependencies rebuilt over all its runs (broadcasts grow with the product of two processes).
+# The shared traces hold at most 72,600 rows and 523,182 dependencies (nanoseq).
+MAX_ROWS = 250_000
+MAX_EDGES = 5_000_000
 EVENTS = ("submit", "start", "complete")  # in this order in time, when recorded
 # [low, high] of each number column (NaN and infinities are refused outright). Negative
 # runtimes and requests are left to the DAG rules (job_draft), which report them per task.
@@ -139,11 +144,13 @@ def read_pipeline(trace: Path, dag_file: Path, settings: LoaderSettings) -> list
     rows = _rows(frame.sort("strategy", "rep", LINE))
     drafts = []
     unrebuilt = 0
+    edges_left = MAX_EDGES
     for (strategy, rep), run in itertools.groupby(rows, key=_RUN_KEY):
         draft, stats = _run(str(trace), list(run), dag, settings, name=name, strategy=strategy,
-                            rep=int(rep))
+                            rep=int(rep), edges_left=edges_left)
         drafts.append(draft)
         unrebuilt += stats.unrebuilt
+        edges_left -= stats.kept_edges
     log.log(logging.WARNING if unrebuilt else logging.INFO,
             "%s: %d runs, %d tasks; %d process-level dependencies not rebuilt at task level",
             name, len(drafts), frame.height, unrebuilt)
@@ -226,6 +233,9 @@ def read_trace(path: Path) -> pl.DataFrame:
     """A merged CWS trace: text columns checked, number columns converted, LINE added."""
     file = str(path)
     frame = read_table(path)
+    if frame.height > MAX_ROWS:
+        raise InvalidInput(file, f"line {MAX_ROWS + _FIRST_DATA_LINE}", "",
+                           f"more than {MAX_ROWS:,} tasks in one trace")
     require_columns(frame, TEXT_COLUMNS + REQUIRED_NUMBERS, file)
     if not any(column in frame.columns for column in RUNTIME_COLUMNS):
         raise InvalidInput(file, "header (line 1)", "realtime",
@@ -341,8 +351,12 @@ _RUN_KEY = operator.attrgetter("strategy", "rep")  # rep is whole (read_trace ch
 
 
 def _run(file: str, rows: list[_Row], dag: ProcessDag, settings: LoaderSettings, *, name: str,
-         strategy: str, rep: int) -> tuple[JobDraft, RebuildStats]:
-    parents, stats = rebuild(rows, dag.parents)
+         strategy: str, rep: int, edges_left: int) -> tuple[JobDraft, RebuildStats]:
+    try:
+        parents, stats = rebuild(rows, dag.parents, edges_left)
+    except TooManyEdges as error:
+        raise InvalidInput(file, f"run {strategy}/{rep}", "", f"the file rebuilds to {error}, "
+                           f"beyond the limit of {MAX_EDGES:,} for one trace") from error
     tags = {"workflow": name, "strategy": strategy, "rep": str(rep), **stats.as_labels()}
     failed = sum(1 for row in rows if row.status not in (None, "COMPLETED"))
     if failed:

@@ -23,6 +23,10 @@ pipelines tag a task with the `meta.id` of the sample or group it works on, so t
    output is used (`versions.first()`), and the check trims them to the parents that had
    completed. A time that is not recorded keeps the edge.
 5. A (task, parent process) pair left with no edge is counted in `unrebuilt`.
+
+A broadcast links every task of A to every task of B, so edges grow with the product of two
+process sizes: `rebuild` stops with TooManyEdges once it would keep more than the `limit` it
+is given (the caller's ceiling), having done work in proportion to that limit only.
 """
 
 from __future__ import annotations
@@ -36,6 +40,10 @@ from typing import Protocol
 
 UNTAGGED = "-"
 _SEPARATORS = re.compile(r"[_\-.: ]+")
+
+
+class TooManyEdges(Exception):
+    """The rebuild would keep more edges than its limit."""
 
 
 class Traced(Protocol):
@@ -176,9 +184,10 @@ def effective_parents(process_parents: Mapping[str, Sequence[str]],
     return result
 
 
-def rebuild(tasks: Sequence[Traced], process_parents: Mapping[str, Sequence[str]]
-            ) -> tuple[dict[str, list[str]], RebuildStats]:
-    """The parents of every task (by id) and the counts of the rebuild (see the module doc)."""
+def rebuild(tasks: Sequence[Traced], process_parents: Mapping[str, Sequence[str]],
+            limit: int | None = None) -> tuple[dict[str, list[str]], RebuildStats]:
+    """The parents of every task (by id) and the counts of the rebuild (see the module doc);
+    TooManyEdges once more than `limit` edges would be kept."""
     by_process: dict[str, list[Traced]] = {}
     for task in tasks:
         by_process.setdefault(task.process, []).append(task)
@@ -188,7 +197,7 @@ def rebuild(tasks: Sequence[Traced], process_parents: Mapping[str, Sequence[str]
     unmatched: list[str] = []
     for process, ups in effective_parents(process_parents, list(by_process)).items():
         for up in ups:
-            unmatched += _link(indexed[up], by_process[process], parents, counts)
+            unmatched += _link(indexed[up], by_process[process], parents, counts, limit)
     mixes = sum(1 for task_id in unmatched if parents[task_id])
     stats = RebuildStats(counts["tag"], counts["tag_ok"], counts["broadcast"],
                          counts["broadcast_ok"], mixes,
@@ -197,7 +206,7 @@ def rebuild(tasks: Sequence[Traced], process_parents: Mapping[str, Sequence[str]
 
 
 def _link(source: _ProcessTasks, children: list[Traced], parents: dict[str, list[str]],
-          counts: dict[str, int]) -> list[str]:
+          counts: dict[str, int], limit: int | None) -> list[str]:
     """Add the edges from one parent process to the tasks of one child process.
 
     Returns the children of a keyed relation that matched no tag (mixes or unrebuilt).
@@ -223,5 +232,7 @@ def _link(source: _ProcessTasks, children: list[Traced], parents: dict[str, list
             counts["broadcast_ok"] += len(kept)
         if not kept:
             counts["unrebuilt"] += 1
+        if limit is not None and counts["tag_ok"] + counts["broadcast_ok"] > limit:
+            raise TooManyEdges(f"more than {limit:,} task dependencies")
         parents[child.id] += kept
     return unmatched
