@@ -43,12 +43,13 @@ def test_a_rendered_pod_carries_the_tasks_requests_constraints_and_profile() -> 
     from dagpilot.live.pod_manifest import pod_manifest
 
     task = Task("train", "train", 60.0, Resources(8, 64 * 2**30, 2, "A100"),
-                membw_intensity=0.4, node_selector=(("nvidia.com/gpu.product", "A100"),),
+                membw_intensity=0.4, node_selector=(("disk", "nvme"),),
                 tolerations=(Toleration("nvidia.com/gpu", "Exists", "",
                                         TaintEffect.NO_SCHEDULE),),
                 affinity=NodeAffinity(preferred=((3, (Requirement("zone", "In", ("a",)),)),)))
     pod = pod_manifest(task, "p", scheduler="dagpilot")
     assert pod["spec"]["schedulerName"] == "dagpilot"
+    assert pod["spec"]["nodeSelector"] == {"disk": "nvme", "nvidia.com/gpu.product": "A100"}
     record = decode_pod({**pod, "metadata": {**pod["metadata"], "namespace": "ns"}})
     # The GPU model travels as the node selector, as in every Argo pod; not in the requests.
     assert record.task is not None

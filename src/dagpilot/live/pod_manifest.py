@@ -1,10 +1,12 @@
-"""A Task as the Pod a workflow engine would create for it: requests and limits, node selector,
-tolerations, node affinity, and its physical profile as annotations (live/task_annotations)."""
+"""A Task as the Pod a workflow engine would create for it: requests and limits, node selector
+(with the GPU model it asks for as `nvidia.com/gpu.product`), tolerations, node affinity, and
+its physical profile as annotations (live/task_annotations)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from dagpilot.clusters.node_conventions import GPU_PRODUCT
 from dagpilot.core import quantity
 from dagpilot.core.types import NodeAffinity, Requirement, Task, Toleration
 from dagpilot.live.inventory import GPU_RESOURCE
@@ -53,8 +55,11 @@ def pod_manifest(task: Task, name: str, *, scheduler: str = "default-scheduler",
         "schedulerName": scheduler, "restartPolicy": "Never",
         "containers": [{"name": "main", "image": image,
                         "resources": {"requests": requests, "limits": dict(requests)}}]}
-    if task.node_selector:
-        spec["nodeSelector"] = dict(task.node_selector)
+    selector = dict(task.node_selector)
+    if task.requests.gpu_model:  # a Kubernetes pod asks for a GPU model by its node's label
+        selector.setdefault(GPU_PRODUCT, task.requests.gpu_model)
+    if selector:
+        spec["nodeSelector"] = selector
     if task.tolerations:
         spec["tolerations"] = [_toleration(t) for t in task.tolerations]
     if task.affinity is not None and (task.affinity.required or task.affinity.preferred):
