@@ -1,0 +1,105 @@
+"""`dagpilot serve extender` inside a real kube-scheduler on the session's sandbox: a second
+kube-scheduler (profile dagpilot-extender) runs the shipped extenders entry over mTLS with
+percentageOfNodesToScore 100; its pods land on a node dagpilot scored 10 (its best) in at
+least 95 % of decisions, and with the extender stopped they still get scheduled."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from dagpilot.agent import load_scheduler
+from dagpilot.core.config import PhysicsParameters
+from dagpilot.live.view import LiveView
+from dagpilot.sandbox import build, components, process, rest
+from dagpilot.sandbox.components import Ports
+from dagpilot.sandbox.layout import Layout, free_ports
+from dagpilot.sandbox.state import SandboxState
+from dagpilot.serve.extender_process import ExtenderConfig, ExtenderProcess
+from dagpilot.sim import physics
+from tests.conftest import REPO
+from tests.deploy.manifests import named, render
+from tests.live import kube
+
+pytestmark = pytest.mark.live
+PROFILE = "dagpilot-extender"
+PODS, AFTER_STOP = 20, 5
+
+
+def shipped_entry(port: int, pki: Path) -> dict[str, Any]:
+    config = yaml.safe_load(named(render(), "ConfigMap", "dagpilot-scheduler-extender-config")
+                            ["data"]["scheduler-config.yaml"])
+    [entry] = config["extenders"]
+    entry["urlPrefix"] = f"https://127.0.0.1:{port}"
+    entry["tlsConfig"] = {"certFile": str(pki / "scheduler-to-extender.crt"),
+                          "keyFile": str(pki / "scheduler-to-extender.key"),
+                          "caFile": str(pki / "ca.crt")}
+    return dict(entry)
+
+
+def pod(name: str, cpu: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"schedulerName": PROFILE, "containers": [
+                {"name": "main", "image": "busybox",
+                 "resources": {"requests": {"cpu": cpu, "memory": "256Mi"}}}]}}
+
+
+def bound(api: rest.Endpoint, namespace: str, names: list[str]) -> dict[str, str] | None:
+    nodes = {item["metadata"]["name"]: item["spec"].get("nodeName")
+             for item in kube.items(api, f"/api/v1/namespaces/{namespace}/pods")}
+    return nodes if all(nodes.get(name) for name in names) else None  # type: ignore[return-value]
+
+
+def test_pods_land_on_dagpilots_best_node_and_schedule_without_it(sandbox: SandboxState,
+                                                                  tmp_path: Path) -> None:
+    api = kube.admin(sandbox)
+    layout = Layout(Path(sandbox.kubeconfig).parent)
+    pki = layout.pki
+    params = PhysicsParameters()
+    view = LiveView.connect(Path(sandbox.kubeconfig), lambda a, b: physics.rtt_ms(
+        physics.distance(a, b), params))
+    view.start()
+    stop = threading.Event()
+    scheduler = None
+    try:
+        served = ExtenderProcess(ExtenderConfig(
+            kubeconfig=Path(sandbox.kubeconfig), port=0, tls_cert=pki / "serving.crt",
+            tls_key=pki / "serving.key", client_ca=pki / "ca.crt", host="127.0.0.1"),
+            view=view, rank=load_scheduler(REPO / "models", explain=False).agent.rank)
+        thread = threading.Thread(target=served.serve, args=(stop,))
+        thread.start()
+        component = components.kube_scheduler(
+            layout, build.bin_dir(), Ports.of(list(sandbox.ports.values())),
+            extenders=[shipped_entry(served.port, pki)], profile=PROFILE,
+            name="kube-scheduler-extender", port=free_ports(1)[0],
+            extra={"percentageOfNodesToScore": 100})
+        scheduler = process.start(component, layout.logs)
+        process.wait_ready(component, scheduler)
+        with kube.namespace(api, "ext") as namespace:
+            names = [f"p-{i}" for i in range(PODS)]
+            for index, name in enumerate(names):
+                rest.create(api, f"/api/v1/namespaces/{namespace}/pods",
+                            pod(name, ("250m", "500m", "1")[index % 3]))
+            placed = kube.wait_for("every pod bound", lambda: bound(api, namespace, names),
+                                   deadline_s=120)
+            answers = {answer.pod: answer for answer in served.extender.answers
+                       if answer.verb == "prioritize"}
+            on_best = [name for name in names
+                       if placed[name] in answers[f"{namespace}/{name}"].best()]
+            assert len(on_best) >= 0.95 * PODS, (placed, answers)
+            stop.set()
+            thread.join(timeout=30)
+            later = [f"q-{i}" for i in range(AFTER_STOP)]
+            for name in later:
+                rest.create(api, f"/api/v1/namespaces/{namespace}/pods", pod(name, "250m"))
+            kube.wait_for("pods bound with the extender down",
+                          lambda: bound(api, namespace, later), deadline_s=120)
+    finally:
+        stop.set()
+        if scheduler is not None:
+            process.stop([scheduler])
+        view.close()
