@@ -16,7 +16,7 @@ from typing import Any
 from dagpilot.core.echo import shown
 from dagpilot.core.errors import InvalidInput
 
-# Whole numbers up to 2^53 are exact in a float64, and sums of a million of them fit an int64.
+# Whole numbers up to 2^53 are exact in a float64, and a sum of 1,024 of them fits an int64.
 MAX_EXACT = 2**53
 MAX_BYTES = MAX_EXACT  # 8 PiB: memory, file sizes, bytes moved, bandwidths (per second)
 MAX_CORES = 2.0**20  # 1,048,576 cores: 256 times job_draft's unit-mix-up limit

@@ -47,7 +47,7 @@ def referenced_tasks(expression: str) -> tuple[str, ...]:
     parser = _Parser(expression, tokens)
     parser.expression()
     if parser.index < len(tokens):
-        parser.fail(f"unexpected {tokens[parser.index].text!r}")
+        parser.fail(f"unexpected {shown(tokens[parser.index].text)}")
     return tuple(dict.fromkeys(parser.names))
 
 
@@ -120,7 +120,7 @@ class _Parser:
             self.names.append(self._task(token))
         else:
             self.index -= 1
-            self.fail(f"expected a task name, got {token.text!r}")
+            self.fail(f"expected a task name, got {shown(token.text)}")
 
     def _task(self, token: _Token) -> str:
         task, _, result = token.text.partition(".")

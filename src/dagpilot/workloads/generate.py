@@ -59,7 +59,7 @@ def read(argument: str, settings: LoaderSettings) -> list[JobDraft]:
     if name in ("mix", "default"):
         return mix(count or DEFAULT_JOBS, rng)
     if name not in ARCHETYPES:
-        raise SpecError(f"builtin:{argument}", f"unknown built-in workload {name!r}; known: "
+        raise SpecError(f"builtin:{argument}", f"unknown built-in workload {shown(name)}; known: "
                         + ", ".join(known_names()))
     archetype = ARCHETYPES[name]
     return [archetype(f"{name}-{index:04d}", rng) for index in range(count or DEFAULT_JOBS)]

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from dagpilot.core.config import LoaderSettings
+from dagpilot.core.echo import shown
 from dagpilot.core.errors import SpecError
 from dagpilot.core.job_draft import JobDraft
 from dagpilot.core.types import Resources, Task, labels
@@ -43,7 +44,7 @@ def generate(recipe: str, count: int, rng: np.random.Generator, settings: Loader
              spec: str) -> list[JobDraft]:
     """`count` workflows of one recipe, deterministic for the Generator's state."""
     if recipe not in RECIPES:
-        raise SpecError(spec, f"unknown wfcommons recipe {recipe!r}; known: "
+        raise SpecError(spec, f"unknown wfcommons recipe {shown(recipe)}; known: "
                         + ", ".join(RECIPES))
     recipe_class = _recipe_class(recipe, spec)
     drafts = []
