@@ -949,6 +949,22 @@ def serve_scheduler(
         process.close()
 
 
+@serve_app.command("record")
+def serve_record(
+    workflows: Annotated[Path, typer.Argument(help="`kubectl get workflows -o json`: a List "
+                                              "or one Workflow.")],
+    *,
+    history: Annotated[Path, typer.Option(help="The run history JSON the webhook reads "
+                                          "(created if missing).")],
+) -> None:
+    """Add the Succeeded Workflows' pod durations to the run history (each Workflow once)."""
+    from dagpilot.serve import run_history  # noqa: PLC0415
+
+    updated, new = run_history.record_file(history, workflows)
+    out.print(f"{new} Workflow(s) recorded; {len(updated.templates)} templates in "
+              f"{escape(str(history))}", soft_wrap=True)
+
+
 @app.command("submit")
 def submit_workflow(
     workflow: Annotated[Path, typer.Argument(help="The Workflow (YAML or .json), sent as is.")],

@@ -5,6 +5,7 @@ shipped least-privilege RBAC, and every way around the signature refused with no
 from __future__ import annotations
 
 import copy
+import json
 import subprocess
 import sys
 import time
@@ -17,7 +18,7 @@ import yaml
 
 from dagpilot.sandbox import rest
 from dagpilot.serve.admission import go_duration
-from dagpilot.serve.run_history import parse_history, record, write_history
+from dagpilot.serve.run_history import parse_history
 from dagpilot.workloads.argo_pod import EXPECTED_DURATION
 from tests.live import kube
 from tests.live.serve.conftest import WebhookEnv
@@ -218,8 +219,8 @@ def test_the_admission_route_takes_only_the_api_servers_certificate(
 def test_the_submitted_workflow_runs_with_dagpilots_scheduler_name(
         webhook_env: WebhookEnv) -> None:
     """Its pods wait for dagpilot (kube-scheduler leaves them); the test binds them as a
-    scheduler would, the twin runs them, Argo finishes the Workflow, and its durations
-    recorded into the history come back as the next submission's annotations."""
+    scheduler would, the twin runs them, Argo finishes the Workflow, and its durations,
+    recorded with `dagpilot serve record`, come back as the next submission's annotations."""
     env = webhook_env
     body = unique(yaml.safe_dump(timed_workflow()).encode())
     status, answer = env.client().submit(body, env.signer.sign(body, time.time()))
@@ -242,8 +243,14 @@ def test_the_submitted_workflow_runs_with_dagpilots_scheduler_name(
         return item if phase == "Succeeded" else None
     done = kube.wait_for("the signed Workflow to succeed", finished, deadline_s=120, poll_s=0.5)
     assert len(bound) == 2
-    history = record(parse_history(env.history_file.read_bytes(), "h"), done)
-    write_history(env.history_file, history)
+    listing = env.folder / "workflows.json"  # what `kubectl get workflows -o json` prints
+    listing.write_text(json.dumps(rest.get(env.api, kube.WORKFLOWS.format(ns=env.namespace))))
+    recorded = subprocess.run([sys.executable, "-m", "dagpilot.cli", "serve", "record",
+                               str(listing), "--history", str(env.history_file)],
+                              capture_output=True, text=True, timeout=120, check=False)
+    assert recorded.returncode == 0, recorded.stderr
+    history = parse_history(env.history_file.read_bytes(), "h")
+    assert done["metadata"]["uid"] in history.workflows
     expected = history.expected_s("timed", "step")
     assert expected is not None and expected >= 2
     again = unique(yaml.safe_dump(timed_workflow()).encode())
