@@ -27,14 +27,14 @@ class ScriptedApi:
         self.watched_from: list[str] = []
         self.done = threading.Event()
 
-    def list_all(self, resource: Resource) -> Listing:
+    def list_all(self, resource: Resource, selectors: object = None) -> Listing:
         step = self.lists.pop(0)
         if isinstance(step, Exception):
             raise step
         return step
 
-    def watch(self, resource: Resource, version: str,
-              stop: threading.Event | None = None) -> Iterator[WatchEvent]:
+    def watch(self, resource: Resource, version: str, stop: threading.Event | None = None,
+              selectors: object = None) -> Iterator[WatchEvent]:
         self.watched_from.append(version)
         if not self.watches:
             self.done.set()

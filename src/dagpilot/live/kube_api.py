@@ -7,7 +7,8 @@
 - Objects are read as plain JSON dicts (`_preload_content=False`), the form the parsers
   (live/inventory.py, pods.py, workflows.py) and the Argo loader take; the client's model
   classes would cost more than the parsing and add nothing.
-- `list_all` pages through a collection (`limit` / `continue`) and returns its resourceVersion;
+- `list_all` pages through a collection (`limit` / `continue`; label and field selectors pick
+  part of it) and returns its resourceVersion;
   `watch` streams the events after one, raises `Gone` when the server no longer has it (HTTP
   410, or an ERROR event with code 410: the caller lists again) and ends at the server's
   timeout. `stop_watches` unblocks a watch waiting in another thread.
@@ -90,6 +91,14 @@ class WatchEvent:
         return str(self.object.get("metadata", {}).get("resourceVersion", ""))
 
 
+@dataclass(frozen=True, slots=True)
+class Selectors:
+    """Which objects of a collection to list and watch: `labelSelector`, `fieldSelector`."""
+
+    labels: str = ""  # e.g. "pool=gpu"
+    fields: str = ""  # e.g. "metadata.namespace=team-a"
+
+
 class Gone(Exception):
     """The resourceVersion asked for is older than the server keeps: list again."""
 
@@ -128,13 +137,15 @@ class KubeApi:
         """GET /version: whether the server answers and trusts us (and it is trusted)."""
         return self._json(self._call(self._version.get_code, _preload_content=False))
 
-    def list_all(self, resource: Resource) -> Listing:
-        """Every object of the collection, page by page; Gone when a page's token expired."""
+    def list_all(self, resource: Resource, selectors: Selectors | None = None) -> Listing:
+        """Every object of the collection (those `selectors` pick), page by page; Gone when a
+        page's token expired."""
         items: list[Raw] = []
         token: str | None = None
         while True:
             page = self._json(self._call(self._lister(resource), limit=PAGE,
-                                         _continue=token, _preload_content=False))
+                                         _continue=token, _preload_content=False,
+                                         **_options(selectors)))
             items += page.get("items") or []
             metadata = page.get("metadata") or {}
             token = metadata.get("continue") or None
@@ -142,14 +153,16 @@ class KubeApi:
                 return Listing(items, str(metadata.get("resourceVersion", "")))
 
     def watch(self, resource: Resource, resource_version: str,
-              stop: threading.Event | None = None) -> Iterator[WatchEvent]:
-        """The events after `resource_version`, until the server ends the watch or `stop` is
-        set (and stop_watches called)."""
+              stop: threading.Event | None = None,
+              selectors: Selectors | None = None) -> Iterator[WatchEvent]:
+        """The events after `resource_version` (of the objects `selectors` pick), until the
+        server ends the watch or `stop` is set (and stop_watches called)."""
         response = self._call(
             self._lister(resource), watch=True, resource_version=resource_version,
             allow_watch_bookmarks=True, timeout_seconds=self.timeouts.watch_s,
             _preload_content=False,
-            _request_timeout=(self.timeouts.connect_s, self.timeouts.watch_s + 30))
+            _request_timeout=(self.timeouts.connect_s, self.timeouts.watch_s + 30),
+            **_options(selectors))
         with self._lock:
             self._open.add(response)
         try:
@@ -291,6 +304,13 @@ class KubeApi:
             response.release_conn()
         document = json.loads(data) if data else {}
         return document if isinstance(document, dict) else {}
+
+
+def _options(selectors: Selectors | None) -> dict[str, str]:
+    if selectors is None:
+        return {}
+    return {key: value for key, value in (("label_selector", selectors.labels),
+                                          ("field_selector", selectors.fields)) if value}
 
 
 def retryable(error: KubeApiError) -> bool:

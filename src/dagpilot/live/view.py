@@ -43,7 +43,7 @@ import numpy as np
 from dagpilot.core.types import Cluster, Job, NodeSpec
 from dagpilot.core.view import PodRef
 from dagpilot.live.errors import KubeApiError
-from dagpilot.live.kube_api import KubeApi, Resource, Timeouts, retryable
+from dagpilot.live.kube_api import KubeApi, Resource, Selectors, Timeouts, retryable
 from dagpilot.live.node_table import LiveNode, NodeTable
 from dagpilot.live.nodes import NodeRecord, decode_node
 from dagpilot.live.pods import Amounts, PodRecord, decode_pod, pod_ref, single_job
@@ -110,17 +110,22 @@ class LiveView:
     def connect(cls, kubeconfig: Path, topology_rtt_ms: TopologyRtt, *,
                 prometheus_url: str | None = None, context: str | None = None,
                 schedulers: frozenset[str] | None = None, timeouts: Timeouts | None = None,
-                scrape_interval_s: float = 5.0, prometheus_timeout_s: float = 2.0) -> LiveView:
-        """A view of the cluster of a kubeconfig, not started yet (see `start`)."""
+                scrape_interval_s: float = 5.0, prometheus_timeout_s: float = 2.0,
+                node_selector: str = "", namespace: str = "") -> LiveView:
+        """A view of the cluster of a kubeconfig, not started yet (see `start`): its nodes
+        (those `node_selector` picks, a label selector) and its pods and Workflows (those of
+        `namespace` only, when given)."""
         poller = SignalPoller(Prometheus(prometheus_url, prometheus_timeout_s),
                               scrape_interval_s) if prometheus_url else None
         view = cls(topology_rtt_ms, schedulers=schedulers, poller=poller)
         view.api = KubeApi(kubeconfig, context, timeouts or Timeouts())
-        decode_workflow = WorkflowDecoder()
-        view.watchers = [Watcher(view.api, Resource.NODES, decode_node, view.feed),
-                         Watcher(view.api, Resource.PODS, decode_pod, view.feed),
-                         Watcher(view.api, Resource.WORKFLOWS, decode_workflow, view.feed,
-                                 absent_ok=True)]
+        nodes = Selectors(labels=node_selector)
+        scoped = Selectors(fields=f"metadata.namespace={namespace}" if namespace else "")
+        view.watchers = [
+            Watcher(view.api, Resource.NODES, decode_node, view.feed, selectors=nodes),
+            Watcher(view.api, Resource.PODS, decode_pod, view.feed, selectors=scoped),
+            Watcher(view.api, Resource.WORKFLOWS, WorkflowDecoder(), view.feed, absent_ok=True,
+                    selectors=scoped)]
         return view
 
     def start(self, deadline_s: float = 30.0) -> None:

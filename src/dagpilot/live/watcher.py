@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dagpilot.live.errors import KubeApiError
-from dagpilot.live.kube_api import Gone, KubeApi, Raw, Resource, retryable
+from dagpilot.live.kube_api import Gone, KubeApi, Raw, Resource, Selectors, retryable
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,8 @@ class WatchHealth:
 class Watcher:
     def __init__(self, api: KubeApi, resource: Resource, decode: Decode, sink: Sink, *,
                  first_delay_s: float = 0.2, max_delay_s: float = 5.0,
-                 absent_ok: bool = False, absent_retry_s: float = 30.0) -> None:
+                 absent_ok: bool = False, absent_retry_s: float = 30.0,
+                 selectors: Selectors | None = None) -> None:
         self.api = api
         self.resource = resource
         self.decode = decode
@@ -75,6 +76,7 @@ class Watcher:
         self.max_delay_s = max_delay_s
         self.absent_ok = absent_ok  # a resource the server does not serve (Argo's CRD) is empty
         self.absent_retry_s = absent_retry_s
+        self.selectors = selectors  # part of the resource only (a node pool, a namespace)
         self.health = WatchHealth()
         self._stop = threading.Event()
         self._started_cpu = 0.0
@@ -120,7 +122,7 @@ class Watcher:
                 self._failed(KubeApiError(self.api.server, "unexpected failure (logged)"))
 
     def _list(self) -> str:
-        listing = self.api.list_all(self.resource)
+        listing = self.api.list_all(self.resource, self.selectors)
         records = [self.decode(item) for item in listing.items]
         self.sink(Relist(self.resource, records))
         self.health.cpu_s = time.thread_time() - self._started_cpu
@@ -130,7 +132,7 @@ class Watcher:
         return listing.resource_version
 
     def _watch(self, version: str) -> str:
-        for event in self.api.watch(self.resource, version, self._stop):
+        for event in self.api.watch(self.resource, version, self._stop, self.selectors):
             if self._stop.is_set():
                 break
             version = event.resource_version or version
