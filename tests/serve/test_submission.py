@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from dagpilot.live.errors import KubeApiError
+from dagpilot.serve import signature
 from dagpilot.serve.keys import KeyRing, parse_keys
 from dagpilot.serve.replay import NonceCache
 from dagpilot.serve.submission import Submissions
@@ -52,7 +53,9 @@ def test_a_signed_workflow_is_checked_and_created_in_the_namespace() -> None:
     assert (outcome.status, outcome.document) == (201, {"namespace": "team", "name": "etl-x1"})
     [(namespace, workflow)] = endpoint.created
     assert namespace == "team"
-    assert workflow["metadata"] == {"generateName": "etl-", "namespace": "team"}
+    digest = signature.parse(CURRENT.sign(WORKFLOW, endpoint.now)).digest
+    assert workflow["metadata"] == {"generateName": "etl-", "namespace": "team",
+                                    "name": f"etl-{digest[:10]}"}
     assert workflow["spec"] == yaml.safe_load(WORKFLOW)["spec"]
     assert endpoint.submissions.outcomes == {"created": 1}
 
@@ -157,8 +160,42 @@ def test_a_workflow_the_loader_refuses_is_422_naming_the_task(body: bytes, words
     assert endpoint.created == []
 
 
-@pytest.mark.parametrize(("status", "expected"), [
-    (409, 409), (422, 422), (403, 502), (None, 503), (500, 503)])
-def test_the_api_servers_refusal_is_passed_on(status: int | None, expected: int) -> None:
+NAMED = WORKFLOW.replace(b"generateName: etl-", b"name: etl-once")
+
+
+@pytest.mark.parametrize(("body", "status", "expected"), [
+    (NAMED, 409, 409), (WORKFLOW, 409, 403), (WORKFLOW, 422, 422), (WORKFLOW, 403, 502),
+    (WORKFLOW, None, 503), (WORKFLOW, 500, 503)])
+def test_the_api_servers_refusal_is_passed_on(body: bytes, status: int | None,
+                                              expected: int) -> None:
     endpoint = Endpoint(create_error=KubeApiError("https://api", "no", status))
-    assert endpoint.submit().status == expected
+    assert endpoint.submit(body).status == expected
+
+
+def test_a_replay_reaching_another_replica_meets_the_first_creation() -> None:
+    """Each replica has its own replay cache; the name derived from the signature makes the
+    API server refuse the second creation."""
+    stored: dict[str, dict[str, Any]] = {}
+
+    def create(namespace: str, workflow: dict[str, Any]) -> dict[str, Any]:
+        name = workflow["metadata"]["name"]
+        if name in stored:
+            raise KubeApiError("https://api", f"workflows {name} already exists", 409)
+        stored[name] = workflow
+        return workflow
+    first, second = Endpoint(), Endpoint()
+    first.submissions.create = second.submissions.create = create
+    header = CURRENT.sign(WORKFLOW, first.now)
+    assert first.submit(header=header).status == 201
+    replayed = second.submit(header=header)
+    assert (replayed.status, replayed.reason) == (403, "replayed")
+    assert second.submit(at=second.now + 1).status == 201  # a new signature: a new name
+    assert len(stored) == 2
+
+
+def test_a_generated_name_keeps_to_63_characters() -> None:
+    long = WORKFLOW.replace(b"generateName: etl-", b"generateName: " + b"x" * 80 + b"-")
+    endpoint = Endpoint()
+    assert endpoint.submit(long).status == 201
+    name = endpoint.created[0][1]["metadata"]["name"]
+    assert len(name) == 63 and name.startswith("x" * 53)

@@ -11,8 +11,10 @@
 
 Authenticity comes first, so only a key holder learns why a request was refused past 401.
 The nonce is claimed once the signature is verified and fresh, before anything else: a request
-sent twice at once is created once. Every outcome is counted (`outcomes`, by reason) and logged
-without the body or any secret.
+sent twice at once is created once. A Workflow with only a generateName is named from its
+signature, so a replay that reaches another replica meets the name the first one created (the
+API server's 409, answered as a replay: 403). Every outcome is counted (`outcomes`, by
+reason) and logged without the body or any secret.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 1 << 20
 MAX_SKEW_S = 300
+MAX_NAME_CHARS = 63
+NAME_DIGEST_CHARS = 10  # of the MAC, in a generated name: 40 bits against a collision
 Create = Callable[[str, dict[str, Any]], Mapping[str, Any]]
 
 
@@ -102,9 +106,10 @@ class Submissions:
                 return _refused(403, "replayed", "this signature was used before")
         except CacheFull as error:
             return _refused(503, "replay-cache-full", f"try again later: {error}")
-        return self._created(body, content_type)
+        return self._created(body, content_type, signed)
 
-    def _created(self, body: bytes, content_type: str | None) -> Outcome:
+    def _created(self, body: bytes, content_type: str | None,
+                 signed: signature.Signature) -> Outcome:
         try:
             workflow = checked_workflow(parse_body(body, content_type), self.namespace,
                                         self.settings)
@@ -112,13 +117,30 @@ class Submissions:
             return _refused(400, "unparsable", str(error))
         except InvalidInput as error:
             return _refused(422, "invalid", str(error))
+        workflow, derived = named_by_signature(workflow, signed)
         try:
             created = self.create(self.namespace, workflow)
         except KubeApiError as error:
+            if derived and error.status == 409:  # another replica created it already
+                return _refused(403, "replayed", "this signature was used before")
             return _api_refusal(error)
         metadata = created.get("metadata") or {}
         return Outcome(201, {"namespace": str(metadata.get("namespace", self.namespace)),
                              "name": str(metadata.get("name", ""))}, "created")
+
+
+def named_by_signature(workflow: dict[str, Any],
+                       signed: signature.Signature) -> tuple[dict[str, Any], bool]:
+    """A Workflow named by generateName gets its name from the signature instead of at
+    random: a replay that reaches another replica (whose replay cache has not seen it) then
+    meets the first creation's name, and the API server refuses it (409). The name keeps to
+    63 characters, Argo's label limit, as the API server's own generated names do."""
+    metadata = workflow["metadata"]
+    prefix = metadata.get("generateName")
+    if metadata.get("name") or not isinstance(prefix, str) or not prefix:
+        return workflow, False
+    name = f"{prefix[:MAX_NAME_CHARS - NAME_DIGEST_CHARS]}{signed.digest[:NAME_DIGEST_CHARS]}"
+    return {**workflow, "metadata": {**metadata, "name": name}}, True
 
 
 def _refused(status: int, reason: str, message: str) -> Outcome:
