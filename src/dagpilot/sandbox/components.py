@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from dagpilot.live import prometheus_config
 from dagpilot.sandbox import rest
 from dagpilot.sandbox.layout import Layout
 from dagpilot.sandbox.process import Component
@@ -22,7 +23,7 @@ from dagpilot.sandbox.process import Component
 STAGES = Path(__file__).parent / "stages"
 ARGO_NAMESPACE = "argo"
 KWOK_NODE_LABEL = ("type", "kwok")
-SCRAPE_INTERVAL_S = 5
+SCRAPE_INTERVAL_S = prometheus_config.SCRAPE_INTERVAL_S
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,19 +206,16 @@ def twin(layout: Layout, ports: Ports, time_scale: float) -> Component:
 
 
 def prometheus(layout: Layout, executable: str, ports: Ports, twin: bool) -> Component:
-    """Prometheus scraping node_exporter, the twin, and every target a file in
-    `scrape_targets` names."""
-    config: dict[str, Any] = {
-        "global": {"scrape_interval": f"{SCRAPE_INTERVAL_S}s",
-                   "evaluation_interval": f"{SCRAPE_INTERVAL_S}s"},
-        "scrape_configs": [
-            {"job_name": "node-exporter",
-             "static_configs": [{"targets": [f"127.0.0.1:{ports.node_exporter}"]}]},
-            {"job_name": "dagpilot", "file_sd_configs": [{
-                "files": [str(layout.scrape_targets / "*.json")], "refresh_interval": "5s"}]}]}
+    """Prometheus with live.prometheus_config's jobs: node-exporter scrapes the sandbox's
+    node_exporter, node-agent the twin and every target a file in `scrape_targets` names."""
+    agents: dict[str, Any] = {"file_sd_configs": [{
+        "files": [str(layout.scrape_targets / "*.json")], "refresh_interval": "5s"}]}
     if twin:
-        config["scrape_configs"].append({
-            "job_name": "twin", "static_configs": [{"targets": [f"127.0.0.1:{ports.twin}"]}]})
+        agents["static_configs"] = [{"targets": [f"127.0.0.1:{ports.twin}"]}]
+    config: dict[str, Any] = {
+        "global": prometheus_config.global_config(),
+        "scrape_configs": prometheus_config.scrape_configs(
+            {"static_configs": [{"targets": [f"127.0.0.1:{ports.node_exporter}"]}]}, agents)}
     path = _write(layout.config / "prometheus.yaml", config)
     endpoint = rest.Endpoint("prometheus", ports.prometheus)
     return Component("prometheus", [

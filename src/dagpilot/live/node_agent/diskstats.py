@@ -18,19 +18,27 @@ class DiskCounters:
 
     completed_ios: int
     io_ticks_ms: int  # the time those I/Os took, summed (not the time the device was busy)
+    in_flight: int = 0  # I/Os issued and not completed at the time of reading
+    busy_ms: int = 0  # time the device had I/O in flight (iostat's %util numerator)
 
 
 def read_diskstats(path: Path) -> dict[str, DiskCounters]:
     """Device name -> its counters, for every line of the file."""
+    return parse_diskstats(path.read_text(), str(path))
+
+
+def parse_diskstats(text: str, name: str) -> dict[str, DiskCounters]:
+    """Device name -> its counters, for every line of a diskstats text read from `name`."""
     counters: dict[str, DiskCounters] = {}
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         fields = line.split()
         if len(fields) < _MIN_FIELDS or not all(f.isdigit() for f in fields[3:]):
-            raise InvalidInput(str(path), f"line {number}", "",
+            raise InvalidInput(name, f"line {number}", "",
                                f"expected major, minor, name and at least 11 counters: {line!r}")
         values = [int(field) for field in fields[3:]]
         reads, read_ms, writes, write_ms = values[0], values[3], values[4], values[7]
         discards, discard_ms = (values[11], values[14]) if len(fields) >= _WITH_DISCARDS else (0, 0)
         counters[fields[2]] = DiskCounters(reads + writes + discards,
-                                           read_ms + write_ms + discard_ms)
+                                           read_ms + write_ms + discard_ms,
+                                           in_flight=values[8], busy_ms=values[9])
     return counters

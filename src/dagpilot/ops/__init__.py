@@ -1,0 +1,1 @@
+"""Operator tools: `dagpilot ops ...` (docs/OPERATION_GUIDE.md, docs/LIVE.md)."""
