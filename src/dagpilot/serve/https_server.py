@@ -5,7 +5,8 @@ which ASGI servers do not pass on. Each connection runs in a thread of its own (
 `max_connections` at once; more are closed at once): the TLS handshake happens there, so a
 slow or failing client holds up no one, and a failed handshake (no certificate, another CA's,
 not TLS) is counted in `refused_handshakes` and closed before any HTTP is read. Connections
-are kept alive (HTTP/1.1, every reply has a Content-Length) until `timeout_s` of silence.
+are kept alive (HTTP/1.1, every reply has a Content-Length) until `timeout_s` of silence; a
+handshake gets HANDSHAKE_TIMEOUT_S, so clients without a certificate cannot hold the slots.
 
 Per request: the route (method and path), then the subject allow-list of that route (403),
 then the body: a Content-Length is required (no chunked bodies: 411), one over the route's
@@ -34,6 +35,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MAX_CONNECTIONS = 64
 DEFAULT_TIMEOUT_S = 15.0
+HANDSHAKE_TIMEOUT_S = 5.0  # a client that stalls its handshake holds a slot this long at most
 DISCARD_LIMIT_BYTES = 8 << 20  # of a refused body, read and dropped so the 413 arrives
 
 
@@ -128,9 +130,10 @@ class _Server(ThreadingHTTPServer):
 
     def finish_request(self, request: Any, client_address: Any) -> None:
         raw: socket = request
-        raw.settimeout(self.timeout_s)
+        raw.settimeout(HANDSHAKE_TIMEOUT_S)
         try:
             connection = self.context.wrap_socket(raw, server_side=True)
+            connection.settimeout(self.timeout_s)
         except (ssl.SSLError, OSError) as error:
             reason = getattr(error, "reason", None) or type(error).__name__
             self.count(self.refused, str(reason))
