@@ -1,6 +1,7 @@
 """The agent and the PCIe root-complex rule: a multi-GPU pod never spans complexes when some node
 holds it on one; when none does it is still placed, with the fallback penalty in the logits,
-and the stored policy input gives PPO the very log-probability the agent acted on."""
+and the stored policy input gives PPO the very log-probability the agent acted on. The agent
+names a node only: the kubelet picks the GPUs there (`sim.kubelet`), as for every scheduler."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from dagpilot.core.scheduler import Placement
 from dagpilot.core.snapshot import ClusterSnapshot, NodeSnapshot
 from dagpilot.core.types import Cluster, Resources
 from dagpilot.core.view import ClusterView, PodRef
@@ -19,6 +21,7 @@ from dagpilot.decide.node_arrays import NodeArrays
 from dagpilot.decide.pcie import PENALTY, PcieRootComplex
 from dagpilot.policy import PolicyInput, collate, log_probs
 from dagpilot.sim import SimEnv
+from dagpilot.sim.kubelet import preferred_gpus
 from tests.sim.helpers import gpus, job, node, settings, task
 from tests.test_agent import agent
 from tests.torch_threads import one_torch_thread
@@ -48,6 +51,13 @@ def on_one_complex(view: ClusterView, name: str, chosen: tuple[int, ...]) -> boo
     return len({spec.gpus[i].root_complex for i in chosen}) == 1
 
 
+def kubelet_pick(view: ClusterView, placement: Placement) -> tuple[int, ...]:
+    """The GPUs the simulator's kubelet gives the placement on its node."""
+    state = next(n for n in view.nodes if n.spec.name == placement.node)
+    requests = placement.pod.requests
+    return preferred_gpus(state.spec, state.free_gpus, requests.gpus, requests.gpu_model)
+
+
 def test_a_four_gpu_pod_never_goes_where_it_would_span_complexes() -> None:
     view = gpu_view({"split": SPLIT, "whole": WHOLE, "split-too": SPLIT_TOO}, (4, "A100"))
     for seed in range(8):
@@ -55,7 +65,8 @@ def test_a_four_gpu_pod_never_goes_where_it_would_span_complexes() -> None:
                                    generator=torch.Generator().manual_seed(seed))
         placement = decision.placement
         assert placement is not None and decision.policy_input is not None
-        assert placement.node == "whole" and placement.gpus == (4, 5, 6, 7)
+        assert placement.node == "whole" and placement.gpus == ()  # the kubelet's to pick
+        assert kubelet_pick(view, placement) == (4, 5, 6, 7)
         assert decision.policy_input.feasible.tolist() == [[False, True, False]]
         assert decision.policy_input.bias is None  # a node fits: nothing penalised
     reasons = dict(placement.rejected)
@@ -146,8 +157,7 @@ def test_no_sampled_multi_gpu_placement_spans_complexes_when_a_node_could_avoid_
                 fits = [rule.check(pod, state).ok for state in view.nodes
                         if not checks.statuses(pod, state)]
                 if any(fits):
-                    assert placement.gpus and on_one_complex(view, placement.node,
-                                                             placement.gpus)
+                    assert on_one_complex(view, placement.node, kubelet_pick(view, placement))
                     contested += not all(fits)
             view, _, done, _ = env.step(placement)
     assert contested >= 10  # the rule had split nodes to reject, often

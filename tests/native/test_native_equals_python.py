@@ -91,6 +91,22 @@ def test_large_cluster_partial_node_search(mix: list[Job]) -> None:
     assert record.decisions > 5000
 
 
+def test_the_kubelets_gpu_pick_on_one_complex_and_across_them() -> None:
+    """GPU pods of 1 to 4 GPUs on a node of 1 + 2 + 1 + 3 + 1 GPUs, with a communication share:
+    the kubelet's pick (one complex, the fullest that fits; else the fewest, fullest first)
+    sets each pod's PCIe slowdown and what stays free, so a different pick shows in the times
+    (the first free GPUs instead, always or only when no complex fits, each fail this test)."""
+    from tests.sim.helpers import cluster, gpus, job, node, task
+    where = cluster(node("g8", 32.0, gpus=gpus("A100", (1, 2, 1, 3, 1))))
+    sizes = (1, 4, 1, 2, 1, 3, 3, 3, 3, 1)
+    runtimes = (553, 377, 2557, 1468, 2358, 306, 1503, 2248, 918, 2852)
+    pods = enumerate(zip(sizes, runtimes, strict=True))
+    jobs = [job(f"j{i}", task("t", float(runtime), gpus=size, comm_share=0.5),
+                arrival_s=10.0 * i) for i, (size, runtime) in pods]
+    record = both(jobs, where, BASE, 6)
+    assert sum(pod.outcome == "succeeded" for pod in record.pods) == len(sizes)
+
+
 def test_real_workflows_from_wfcommons(traces: Path) -> None:
     jobs = load(f"wfformat:{traces / 'wfinstances' / 'makeflow'}")[:6]
     spaced = [dataclasses.replace(job, arrival_s=600.0 * i) for i, job in enumerate(jobs)]

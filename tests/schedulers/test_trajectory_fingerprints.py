@@ -36,9 +36,12 @@ SETTINGS = SimSettings(
     sample_interval_s=15.0, horizon_s=5400.0, retry_backoff_s=10.0, retry_backoff_max_s=300.0,
     oom_retry_limit=5)
 
+# kube-default, physics on, 12 nodes: re-pinned when the kubelet's device allocation
+# (sim/kubelet.py, one PCIe root complex when possible) replaced the first free GPUs; the
+# other runs' GPU pods never had a split the kubelet avoids, so their pins held.
 PINS = {  # (scheduler, physics on, nodes): digest
     ("kube-default", True, 12):
-        "4d1c307743c07e4a7cdf698f8891788f5f846fb4257fb0518a8e06df36717754",
+        "d9b2d6203311a8e2d2391a75426bd415999c76757eb1b9d6fb1aa3c5b4b8951c",
     ("kube-default", False, 12):
         "cdd939d131783c9e7222b6ceeca7a575e1346c77992f8ea0207c9dddde3a01f2",
     ("kube-default", True, 120):

@@ -6,9 +6,10 @@ Before the network, `shortlist` gives the candidates of a decision: the view's n
 penalty becomes a logit bias (`decide.root_complex_mask`); `for_pod` gives the same for one pod,
 whether or not it fits anywhere (a scheduler extender asks about one pod at a time). After it,
 `placement` turns the chosen (candidate, node) and the policy's conditional probabilities over
-the nodes into a Placement: the pod's GPUs (`decide.gpu_choice`), the `TOP_NODES` best-scored
-nodes, and why every node the filters or the rule rejected was rejected (`statuses`, kept
-between decisions by `RejectionMemory`). Nothing here is learned and nothing needs torch.
+the nodes into a Placement of a node only (the kubelet picks the pod's GPUs there, for every
+scheduler alike: `sim.kubelet`), the `TOP_NODES` best-scored nodes, and why every node the
+filters or the rule rejected was rejected (`statuses`, kept between decisions by
+`RejectionMemory`). Nothing here is learned and nothing needs torch.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from dagpilot.core.view import ClusterView, NodeState, PodRef
 from dagpilot.decide.candidates import Candidates, select_candidates
 from dagpilot.decide.feasibility import Feasibility
 from dagpilot.decide.filters import DEFAULT_FILTERS, filters
-from dagpilot.decide.gpu_choice import choose_gpus
 from dagpilot.decide.node_arrays import ClusterStatics, NodeArrays
 from dagpilot.decide.pcie import PcieRootComplex
 from dagpilot.decide.rejection_memory import RejectionMemory
@@ -73,15 +73,13 @@ class Decoder:
         no alternatives and no rejections."""
         pod = candidates.pods[candidate]
         spec = view.cluster.nodes[node]
-        gpus = choose_gpus(spec, view.nodes[node].free_gpus, pod.requests.gpus,
-                           pod.requests.gpu_model)
         if not explain:
-            return Placement(pod, spec.name, gpus, float(np.exp(log_conditional[node])))
+            return Placement(pod, spec.name, (), float(np.exp(log_conditional[node])))
         conditional = np.exp(log_conditional)
         feasible = candidates.feasible[candidate]
         top = best_first(conditional, TOP_NODES)
         return Placement(
-            pod, spec.name, gpus, float(conditional[node]),
+            pod, spec.name, (), float(conditional[node]),
             alternatives=tuple((view.cluster.nodes[i].name, float(conditional[i]))
                                for i in top.tolist() if feasible[i]),
             rejected=self._reasons.rejections(view, pod.task,

@@ -19,6 +19,7 @@ from dagpilot.core.types import Cluster, NodeSpec, Taint, TaintEffect
 from dagpilot.core.view import PodRef
 from dagpilot.sim import physics
 from dagpilot.sim.kernel import Kernel
+from dagpilot.sim.kubelet import preferred_gpus
 from dagpilot.sim.nodes import ScrapeClock, SimNode, StoragePool, millicores
 from dagpilot.sim.pending import PendingPods
 from dagpilot.sim.pod import PodRun
@@ -239,7 +240,8 @@ class ClusterState:
         return pod, node, self._gpus_for(placement, node)
 
     def _gpus_for(self, placement: Placement, node: SimNode) -> tuple[int, ...]:
-        """The GPUs named by the placement, or the first free ones (the device plugin's pick)."""
+        """The GPUs named by the placement, or the kubelet's preferred allocation (`sim.kubelet`:
+        one root complex when possible, as NVIDIA's device plugin picks)."""
         wanted = placement.pod.requests.gpus
         if wanted == 0:
             if placement.gpus:
@@ -248,11 +250,12 @@ class ClusterState:
         free = node.free_gpus
         if len(free) < wanted:
             raise InvalidPlacement(placement, f"{wanted} GPUs requested, {len(free)} free")
-        gpus = tuple(placement.gpus) if placement.gpus else free[:wanted]
+        model = placement.pod.requests.gpu_model
+        gpus = (tuple(placement.gpus) if placement.gpus
+                else preferred_gpus(node.spec, free, wanted, model) or free[:wanted])
         if len(gpus) != wanted or len(set(gpus)) != wanted or not set(gpus) <= set(free):
             raise InvalidPlacement(placement, f"GPUs {gpus} are not {wanted} distinct free GPUs "
                                    f"of the node (free: {free})")
-        model = placement.pod.requests.gpu_model
         if model is not None and any(node.spec.gpus[i].model != model for i in gpus):
             raise InvalidPlacement(placement, f"the pod needs {model} GPUs")
         return gpus

@@ -115,7 +115,7 @@ static void store_allocation(Sim *sim, int32_t n) {
     sim->allocated[3 * n + 2] = (double)node->gpus_used;
 }
 
-/* The first free GPUs of the node (the device plugin's pick), as a mask. */
+/* The first `wanted` GPUs of a mask of free ones, as a mask. */
 static uint64_t first_free_gpus(uint64_t free, int32_t wanted) {
     uint64_t taken = 0;
     for (int bit = 0; bit < 64 && wanted > 0; bit++) {
@@ -127,6 +127,41 @@ static uint64_t first_free_gpus(uint64_t free, int32_t wanted) {
     return taken;
 }
 
+/* sim.kubelet.preferred_gpus, as a mask: the free GPUs of one root complex when one holds
+ * `wanted` (the fewest free that does, ties to the complex of the first free GPU), else the
+ * fewest complexes, fullest first. The pod's GPU model is not looked at: the feasibility
+ * classes sent it to a node with that model, and the core's nodes hold one model each. */
+static uint64_t preferred_gpus(const Sim *sim, int32_t n, uint64_t free, int32_t wanted) {
+    const int32_t *complexes = &sim->gpu_root_complex[sim->specs[n].root_complexes];
+    uint64_t members[64];
+    int32_t complex_of[64], size[64], groups = 0;
+    for (int bit = 0; bit < sim->specs[n].gpus && bit < 64; bit++) {
+        if (!(free & (1ULL << bit))) continue;
+        int32_t g = 0;
+        while (g < groups && complex_of[g] != complexes[bit]) g++;
+        if (g == groups) complex_of[groups] = complexes[bit], members[groups] = 0,
+                         size[groups++] = 0;
+        members[g] |= 1ULL << bit;
+        size[g]++;
+    }
+    int32_t best = NONE;
+    for (int32_t g = 0; g < groups; g++)
+        if (size[g] >= wanted && (best == NONE || size[g] < size[best])) best = g;
+    if (best != NONE) return first_free_gpus(members[best], wanted);
+    uint64_t taken = 0;
+    while (wanted > 0) {
+        int32_t fullest = NONE;
+        for (int32_t g = 0; g < groups; g++)
+            if (size[g] > 0 && (fullest == NONE || size[g] > size[fullest])) fullest = g;
+        if (fullest == NONE) break;  /* too few free GPUs: the feasibility checks prevent it */
+        int32_t count = size[fullest] < wanted ? size[fullest] : wanted;
+        taken |= first_free_gpus(members[fullest], count);
+        wanted -= count;
+        size[fullest] = 0;
+    }
+    return taken;
+}
+
 void bind_pod(Sim *sim, int64_t uid, int32_t n) {
     Pod *pod = &sim->pods[uid];
     const TaskSpec *task = &sim->tasks[pod->task];
@@ -134,7 +169,7 @@ void bind_pod(Sim *sim, int64_t uid, int32_t n) {
     unqueue(sim, uid);
     node->cpu_m += task->cpu_m;
     node->memory += task->memory;
-    pod->gpus = task->gpus > 0 ? first_free_gpus(node->gpu_free, task->gpus) : 0;
+    pod->gpus = task->gpus > 0 ? preferred_gpus(sim, n, node->gpu_free, task->gpus) : 0;
     pod->gpu_count = task->gpus;
     if (task->gpus > 0) {
         node->gpus_used += task->gpus;
