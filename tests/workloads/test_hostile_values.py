@@ -315,3 +315,18 @@ def test_a_broadcast_stops_at_the_limit_it_is_given() -> None:
         rebuild([*parents, *children], {"B": ("A",)}, limit=10_000)
     kept, _ = rebuild([*parents[:3], *children[:3]], {"B": ("A",)}, limit=9)
     assert sum(map(len, kept.values())) == 9
+
+
+def test_repeated_rows_share_one_parents_tuple(fixtures: Path, tmp_path: Path) -> None:
+    # 200 copies of one row: its parents once, not copied per row (copies of a list that grows
+    # with every copy made the fuzzer's MemoryError); the DAG rules then refuse the repeated id.
+    folder = toy_with(fixtures, tmp_path, "rep", "1")
+    trace = folder / "traces" / "toy.csv"
+    lines = trace.read_text().splitlines()
+    repeated = next(line for line in lines if line.startswith("original,1,8,"))
+    trace.write_text("\n".join([*lines, *[repeated] * 200]) + "\n")
+    run = next(d for d in cws.read(str(folder), SETTINGS) if d.job_id == "toy/original/1")
+    copies = [task.parents for task in run.tasks if task.id == "8"]
+    assert len(copies) == 201 and all(parents is copies[0] for parents in copies)
+    with pytest.raises(InvalidInput, match="task id '8' also at"):
+        build(run)
