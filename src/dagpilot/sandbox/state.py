@@ -57,6 +57,6 @@ def read(path: Path) -> SandboxState | None:
                       for name, c in data["components"].items()}
         return SandboxState(str(data["cluster"]), bool(data["twin"]), str(data["kubeconfig"]),
                             {k: int(v) for k, v in data["ports"].items()},
-                            float(data["time_scale"]), components)
+                            float(data.get("time_scale", 1.0)), components)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise InvalidInput(str(path), "", "", f"damaged sandbox state ({error!r:.80})") from None
