@@ -40,6 +40,13 @@ setup_live() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       prometheus prometheus-node-exporter >/dev/null
   fi
+  # The node agent's eBPF (docs/LIVE.md, "Per-task feedback"): built against this kernel's BTF.
+  if ! command -v clang >/dev/null || ! command -v bpftool >/dev/null || [ ! -e /usr/include/bpf/libbpf.h ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      clang llvm libbpf-dev bpftool linux-libc-dev >/dev/null
+  fi
+  make -s -C ebpf
   "$VENV/bin/dagpilot" sandbox build
 }
 

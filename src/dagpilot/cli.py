@@ -63,6 +63,9 @@ app.add_typer(live_app, name="live")
 serve_app = typer.Typer(help="Serve dagpilot to a live cluster (docs/SERVING.md).",
                         no_args_is_help=True)
 app.add_typer(serve_app, name="serve")
+ops_app = typer.Typer(help="The operator's tools: Prometheus configuration, node diagnosis, "
+                      "release checks.", no_args_is_help=True)
+app.add_typer(ops_app, name="ops")
 
 out = Console()
 err = Console(stderr=True)
@@ -764,9 +767,19 @@ def node_agent(
     disk_devices: Annotated[str | None, typer.Option(
         help="Regular expression of the block devices to report (default: whole disks "
              "but loop, ram, zram).")] = None,
+    ebpf_dir: Annotated[Path | None, typer.Option(
+        help="Built eBPF objects and loader (make -C ebpf; default ebpf/build or "
+             "$DAGPILOT_EBPF_DIR).")] = None,
+    btf: Annotated[Path, typer.Option(help="Kernel BTF the eBPF objects are relocated "
+                                      "against.")] = Path("/sys/kernel/btf/vmlinux"),
+    predictions: Annotated[Path | None, typer.Option(
+        help="JSON lines of each pod's predicted use, for the waste ratio.")] = None,
+    journal: Annotated[Path | None, typer.Option(
+        help="Decision journal that gets each finished pod's feedback record.")] = None,
 ) -> None:
     """Export the node signals node_exporter lacks (page cache, await, memory bandwidth, ping
-    mesh, free GPUs per root complex) for Prometheus, until SIGTERM or Ctrl-C."""
+    mesh, free GPUs per root complex) and finished pods' feedback (cgroups and eBPF) for
+    Prometheus, until SIGTERM or Ctrl-C."""
     import re  # noqa: PLC0415
     import signal  # noqa: PLC0415
     import threading  # noqa: PLC0415
@@ -790,13 +803,55 @@ def node_agent(
         peers=ping_mesh.parse_peers(peers), cgroup_root=cgroup_root, proc_root=proc_root,
         sys_root=sys_root, kubepods=kubepods, pod_resources_socket=pod_resources_socket,
         gpu_resource=gpu_resource, disk_devices=devices,
-        peak_memory_bandwidth=peak_memory_bandwidth * 1e9 if peak_memory_bandwidth else None)
+        peak_memory_bandwidth=peak_memory_bandwidth * 1e9 if peak_memory_bandwidth else None,
+        ebpf_dir=ebpf_dir, btf=btf, predictions=predictions,
+        feedback_sink=_feedback_journal(journal))
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
     runner.serve(settings, stop, lambda bound: out.print(
         f"node-agent {escape(node_name)}: metrics on http://{escape(address)}:{bound}/metrics, "
         f"every {period:g} s", soft_wrap=True))
+
+
+def _feedback_journal(path: Path | None) -> Callable[[Any], None] | None:
+    """The node agent's feedback records into the decision journal at `path`."""
+    if path is None:
+        return None
+    from dagpilot import journal as decision_journal  # noqa: PLC0415
+
+    target = decision_journal.Journal(path)
+    return lambda record: decision_journal.write_feedback(target, record)
+
+
+@ops_app.command("check-kernel")
+def ops_check_kernel(
+    *,
+    btf: Annotated[Path, typer.Option(help="Kernel BTF to check and load against.")]
+    = Path("/sys/kernel/btf/vmlinux"),
+    ebpf_dir: Annotated[Path | None, typer.Option(
+        help="Built eBPF objects and loader (default ebpf/build or $DAGPILOT_EBPF_DIR).")]
+    = None,
+    proc_root: Annotated[Path, typer.Option(help="The host's /proc.")] = Path("/proc"),
+    sys_root: Annotated[Path, typer.Option(help="The host's /sys.")] = Path("/sys"),
+    boot: Annotated[Path, typer.Option(help="Where /boot/config-RELEASE is.")] = Path("/boot"),
+    cgroup_root: Annotated[Path, typer.Option(help="The host's cgroup tree.")]
+    = Path("/sys/fs/cgroup"),
+) -> None:
+    """Can this node run the node agent's eBPF feedback? One PASS/FAIL line per item with the
+    fix; exit 1 when something the agent needs is missing."""
+    from dagpilot.live.node_agent.ebpf_loader import default_build_dir  # noqa: PLC0415
+    from dagpilot.ops import check_kernel as kernel  # noqa: PLC0415
+
+    roots = kernel.Roots(proc=proc_root, sys=sys_root, boot=boot, cgroup=cgroup_root)
+    checks = kernel.check_kernel(roots, btf, ebpf_dir or default_build_dir())
+    for check in checks:
+        out.print(escape(check.line()), soft_wrap=True, highlight=False)
+    missing = kernel.failed_needs(checks)
+    if missing:
+        out.print(f"{len(missing)} needed item(s) missing: the agent will use cgroup figures "
+                  "only", highlight=False)
+        raise typer.Exit(1)
 
 
 @serve_app.command("webhook")

@@ -3,7 +3,8 @@
 One JSON object per line, each with `kind`: "decision" (a scheduler's choice: the model
 version, the observation's key figures, the mask size, the action, the explanation), "outcome"
 (the bind's result, keyed by the pod's uid), "shadow" (what dagpilot would have chosen for a
-pod another scheduler places) and "shadow_outcome" (where that scheduler put it). The serving
+pod another scheduler places), "shadow_outcome" (where that scheduler put it) and
+"feedback" (a finished pod's real use, from the node agent: write_feedback). The serving
 side writes it; the online adapter and `dagpilot shadow report` read it.
 
 Bounded and rotated: when a write would take the file past `max_bytes`, the file becomes
@@ -77,6 +78,13 @@ class Journal:
         os.replace(self.path, rotated(self.path, 1))
         self._file = self.path.open("ab")
         self._size = 0
+
+
+def write_feedback(journal: Journal, record: Mapping[str, Any]) -> None:
+    """A finished pod's `feedback` record (the node agent's, docs/LIVE.md "Per-task
+    feedback"): what it used by its cgroup and by eBPF, the prediction, the waste ratio and
+    the recommendation for its task class."""
+    journal.write("feedback", record)
 
 
 def rotated(path: Path, index: int) -> Path:

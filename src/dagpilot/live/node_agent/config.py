@@ -6,9 +6,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .ebpf_loader import DEFAULT_BTF
 from .ping_mesh import Peer
 from .pod_cgroups import AUTO
 from .pod_resources import DEFAULT_SOCKET
+from .task_feedback import FeedbackSink
 
 DEFAULT_PORT = 9810
 DEFAULT_PERIOD_S = 5.0
@@ -32,3 +34,9 @@ class AgentConfig:
     disk_devices: re.Pattern[str] | None = None  # None: whole disks but loop, ram, zram
     ping_attempts: int = 3
     ping_timeout_s: float = 1.0
+    # Task feedback: the eBPF build folder (None: ebpf_loader.default_build_dir()), the BTF
+    # its objects are relocated against, the predictions file, where finished pods' records go.
+    ebpf_dir: Path | None = None
+    btf: Path = DEFAULT_BTF
+    predictions: Path | None = None
+    feedback_sink: FeedbackSink | None = None

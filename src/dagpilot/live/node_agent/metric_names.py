@@ -16,7 +16,9 @@ POD_UID = "pod_uid"  # metadata.uid, read from the pod's cgroup directory name
 QOS = "qos"  # guaranteed | burstable | besteffort, from the cgroup layout
 DIRECTION = "direction"  # read | write
 DEVICE = "device"  # a block device's kernel name (vda, nvme0n1)
-SOURCE = "source"  # where memory bandwidth was counted: uncore_imc | resctrl_mbm
+SOURCE = "source"  # where a figure was counted: uncore_imc | resctrl_mbm; cgroup | ebpf
+TASK_CLASS = "task_class"  # a finished pod's task class (its prediction's), "" when unknown
+RESOURCE = "resource"  # cpu | memory | io
 SRC = "src"  # ping mesh: the node that measured
 DST = "dst"  # ping mesh: the peer it measured
 ROOT_COMPLEX = "root_complex"  # a GPU's PCIe root complex (host bridge, e.g. pci0000:3a)
@@ -33,6 +35,7 @@ PROBE_DISK_AWAIT = "disk_await"
 PROBE_MEMORY_BANDWIDTH = "memory_bandwidth"
 PROBE_PING_MESH = "ping_mesh"
 PROBE_GPU_FREE = "gpu_free"
+PROBE_TASK_FEEDBACK = "task_feedback"
 
 # --- metric names ------------------------------------------------------------------------------
 POD_MEMORY_USAGE_BYTES = "dagpilot_pod_memory_usage_bytes"
@@ -50,6 +53,14 @@ RTT_SECONDS = "dagpilot_rtt_seconds"
 PING_LOSS_RATIO = "dagpilot_ping_loss_ratio"
 GPUS_ALLOCATABLE = "dagpilot_gpus_allocatable"
 GPUS_FREE = "dagpilot_gpus_free"
+POD_EBPF_CPU_SECONDS_TOTAL = "dagpilot_pod_ebpf_cpu_seconds_total"
+POD_EBPF_IO_BYTES_TOTAL = "dagpilot_pod_ebpf_io_bytes_total"
+TASK_CPU_SECONDS = "dagpilot_task_cpu_seconds"
+TASK_PEAK_MEMORY_BYTES = "dagpilot_task_peak_memory_bytes"
+TASK_IO_BYTES = "dagpilot_task_io_bytes"
+TASK_WASTE_RATIO = "dagpilot_task_waste_ratio"
+RECOMMENDED_CPU_CORES = "dagpilot_recommended_cpu_cores"
+RECOMMENDED_MEMORY_BYTES = "dagpilot_recommended_memory_bytes"
 PROBE_AVAILABLE = "dagpilot_probe_available"
 PROBE_SAMPLE_TIMESTAMP_SECONDS = "dagpilot_probe_sample_timestamp_seconds"
 PROBE_DURATION_SECONDS = "dagpilot_probe_duration_seconds"
@@ -100,6 +111,25 @@ METRICS: tuple[MetricSpec, ...] = (
                "GPUs the kubelet can allocate, per PCIe root complex (PodResources API)."),
     MetricSpec(GPUS_FREE, "gauge", (NODE, ROOT_COMPLEX),
                "Allocatable GPUs no container holds, per PCIe root complex."),
+    MetricSpec(POD_EBPF_CPU_SECONDS_TOTAL, "counter", POD_LABELS,
+               "Pod on-CPU time counted by the agent's eBPF program (sched_switch) since it "
+               "loaded; absent when eBPF is unavailable."),
+    MetricSpec(POD_EBPF_IO_BYTES_TOTAL, "counter", (*POD_LABELS, DIRECTION),
+               "Pod block I/O bytes counted by the eBPF program (block_bio_queue, charged to "
+               "the bio's cgroup) since it loaded; absent when eBPF is unavailable."),
+    MetricSpec(TASK_CPU_SECONDS, "gauge", (NODE, POD_UID, TASK_CLASS, SOURCE),
+               "A finished pod's CPU time, from its cgroup and from eBPF."),
+    MetricSpec(TASK_PEAK_MEMORY_BYTES, "gauge", (NODE, POD_UID, TASK_CLASS),
+               "A finished pod's peak memory use (its cgroup's)."),
+    MetricSpec(TASK_IO_BYTES, "gauge", (NODE, POD_UID, TASK_CLASS, SOURCE, DIRECTION),
+               "A finished pod's block I/O bytes, from its cgroup and from eBPF."),
+    MetricSpec(TASK_WASTE_RATIO, "gauge", (NODE, POD_UID, TASK_CLASS, RESOURCE),
+               "A finished pod's actual over predicted use, minus 1 (negative: it used less "
+               "than predicted); absent without a prediction."),
+    MetricSpec(RECOMMENDED_CPU_CORES, "gauge", (NODE, TASK_CLASS),
+               "CPU request for the next pod of the class, from its recent finished pods."),
+    MetricSpec(RECOMMENDED_MEMORY_BYTES, "gauge", (NODE, TASK_CLASS),
+               "Memory request for the next pod of the class, from its recent finished pods."),
     MetricSpec(PROBE_AVAILABLE, "gauge", (NODE, PROBE, REASON),
                "1 when the probe measured this period, 0 with the reason when it could not."),
     MetricSpec(PROBE_SAMPLE_TIMESTAMP_SECONDS, "gauge", (NODE, PROBE),
