@@ -1037,6 +1037,89 @@ def submit_workflow(
     out.print(escape(f"{namespace}/{name}"), soft_wrap=True)
 
 
+@ops_app.command("prom-config")
+def ops_prom_config(
+    out_file: Annotated[Path | None, typer.Option(
+        "--out", help="Write the config here and dagpilot-rules.yaml beside it "
+                      "(default: the config on stdout).")] = None,
+    rules: Annotated[bool, typer.Option(help="Print the recording rules instead.")] = False,
+    targets_dir: Annotated[Path | None, typer.Option(
+        help="file_sd target files under DIR/node-exporter and DIR/node-agent instead of "
+             "Kubernetes discovery (for a Prometheus built without it, such as Debian's).")]
+    = None,
+) -> None:
+    """The Prometheus configuration the live view needs: 5 s node-exporter job keeping only the
+    metrics the view reads, the node-agent job, recording rules for await and MBPI."""
+    from dagpilot.ops import prom_config, prom_rules  # noqa: PLC0415
+
+    config = prom_config.cluster_config(targets_dir=targets_dir)
+    if out_file is None:
+        document = prom_rules.recording_rules() if rules else config
+        sys.stdout.write(prom_config.render(document))
+        return
+    for path in prom_config.write(out_file, config):
+        out.print(escape(str(path)), soft_wrap=True)
+
+
+@ops_app.command("diagnose-node")
+def ops_diagnose_node(
+    node: Annotated[str, typer.Argument(help="The node's Kubernetes name.")],
+    *,
+    kubeconfig: Annotated[Path, typer.Option(help="Kubeconfig of the cluster.")],
+    prometheus: Annotated[str | None, typer.Option(
+        help="Prometheus URL, for the ping mesh's loss.")] = None,
+    kernel_log: Annotated[Path | None, typer.Option(
+        help="The node's kernel log (journalctl -k -b > FILE, or dmesg).")] = None,
+    diskstats: Annotated[list[Path] | None, typer.Option(
+        help="The node's /proc/diskstats, twice (repeat the option, or one file with both).")]
+    = None,
+    diskstats_interval: Annotated[float, typer.Option(
+        help="Seconds between the diskstats snapshots.")] = 5.0,
+) -> None:
+    """Why a node is NotReady: network, storage or kernel; the evidence and the next command."""
+    from dagpilot.live.kube_api import KubeApi  # noqa: PLC0415
+    from dagpilot.live.prometheus import Prometheus  # noqa: PLC0415
+    from dagpilot.ops import diagnose_node  # noqa: PLC0415
+
+    if not diskstats_interval > 0:
+        raise SpecError(str(diskstats_interval), "--diskstats-interval takes seconds > 0")
+    sources = diagnose_node.Sources(Prometheus(prometheus) if prometheus else None, kernel_log,
+                                    tuple(diskstats or ()), diskstats_interval)
+    api = KubeApi(kubeconfig)
+    try:
+        diagnosis = diagnose_node.diagnose(api, node, sources)
+    finally:
+        api.close()
+    state = "NotReady" if diagnosis.not_ready else "Ready"
+    out.print(escape(f"node {diagnosis.node}: {state} ({diagnosis.ready})"), soft_wrap=True)
+    for finding in diagnosis.by_cause():
+        out.print(escape(f"[{finding.cause}] {finding.summary}"), soft_wrap=True)
+        for line in finding.evidence:
+            out.print(escape(f"    {line}"), soft_wrap=True)
+        out.print(escape(f"    next: {finding.next_command}"), soft_wrap=True)
+    if not diagnosis.findings:
+        out.print(escape(f"no cause found; {diagnose_node.NOTHING_FOUND_COMMAND}"),
+                  soft_wrap=True)
+    for line in diagnosis.checked:
+        out.print(escape(f"checked: {line}"), soft_wrap=True)
+
+
+@ops_app.command("verify-release")
+def ops_verify_release(
+    root: Annotated[Path, typer.Option(help="The repository to check.")] = Path("."),
+) -> None:
+    """Code, eBPF objects, Prometheus rules, webhook configuration and models/SHA256SUMS agree
+    with one commit and each other; exit 1 on any FAIL."""
+    from dagpilot.ops import verify_release  # noqa: PLC0415
+
+    checks = verify_release.verify(root)
+    for check in checks:
+        verdict = "[green]PASS[/]" if check.passed else "[bold red]FAIL[/]"
+        out.print(f"{verdict} {check.entity}: {escape(check.detail)}", soft_wrap=True)
+    if not all(check.passed for check in checks):
+        raise typer.Exit(1)
+
+
 def main() -> None:
     """Entry point: errors dagpilot expects are one clear line on stderr, never a traceback."""
     try:
