@@ -63,6 +63,9 @@ app.add_typer(live_app, name="live")
 serve_app = typer.Typer(help="Serve dagpilot to a live cluster (docs/SERVING.md).",
                         no_args_is_help=True)
 app.add_typer(serve_app, name="serve")
+shadow_app = typer.Typer(help="Shadow mode's journal: how dagpilot compares with the scheduler "
+                         "it shadowed (docs/SERVING.md).", no_args_is_help=True)
+app.add_typer(shadow_app, name="shadow")
 ops_app = typer.Typer(help="The operator's tools: Prometheus configuration, node diagnosis, "
                       "release checks.", no_args_is_help=True)
 app.add_typer(ops_app, name="ops")
@@ -1018,6 +1021,72 @@ def serve_record(
     updated, new = run_history.record_file(history, workflows)
     out.print(f"{new} Workflow(s) recorded; {len(updated.templates)} templates in "
               f"{escape(str(history))}", soft_wrap=True)
+
+
+@shadow_app.command("report")
+def shadow_report(
+    journal: Annotated[Path, typer.Option(help="The journal `serve scheduler --shadow` wrote.")],
+    models: Annotated[Path, typer.Option(help="Model registry for the simulated replay.")]
+    = Path("models"),
+    cluster: Annotated[str | None, typer.Option(
+        help="Cluster spec for the replay (default: the cluster the journal recorded).")]
+    = None,
+    seed: Annotated[int, typer.Option(help="Simulator seed.")] = 0,
+    as_json: JsonOption = False,
+) -> None:
+    """Agreement with the shadowed scheduler, and the simulator's estimate of the mean JCT
+    difference on the recorded stream of jobs."""
+    from dagpilot.clusters import load_cluster  # noqa: PLC0415
+    from dagpilot.serve import shadow_report as shadow  # noqa: PLC0415
+
+    document = shadow.report(journal, models, load_cluster(cluster) if cluster else None, seed)
+    if as_json:
+        out.print(json.dumps(document), soft_wrap=True, markup=False, highlight=False)
+        return
+    share = document["agreement"]
+    out.print(escape(f"{document['shadowed']} pods shadowed, {document['with_outcome']} with "
+                     f"an outcome: {document['agreed']} on the same node ("
+                     + ("-" if share is None else f"{share:.1%}") + ")"), soft_wrap=True)
+    estimate = document["estimate"]
+    if estimate is None:
+        out.print("no jobs recorded: no JCT estimate")
+        return
+    relative = estimate["relative"]
+    out.print(escape(
+        f"simulated on {estimate['cluster']} ({estimate['nodes']} nodes), {document['jobs']} "
+        f"jobs: mean JCT kube-default {estimate['kube_default_mean_jct_s']:.1f} s, dagpilot "
+        f"{estimate['dagpilot_mean_jct_s']:.1f} s ({estimate['difference_s']:+.1f} s"
+        + ("" if relative is None else f", {relative:+.1%}") + ")"), soft_wrap=True)
+
+
+@app.command("place")
+def place_workflow(
+    workflow: Annotated[Path, typer.Argument(help="An Argo Workflow (YAML).")],
+    *,
+    cluster: Annotated[str, typer.Option(help="Cluster spec to plan on (builtin:NAME, "
+                                         "yaml:PATH, ...).")] = BUILTIN_CLUSTER,
+    state: Annotated[str, typer.Option(help="empty: the cluster as specified; live: the "
+                                       "live cluster's nodes and what is free on them.")]
+    = "empty",
+    kubeconfig: Annotated[Path | None, typer.Option(help="kubeconfig for --state live.")]
+    = None,
+    models: Annotated[Path, typer.Option(help="Model registry.")] = Path("models"),
+) -> None:
+    """Print the Workflow with each task's planned node as a nodeAffinity and the decision
+    annotation (YAML for kubectl apply or argo submit)."""
+    from dagpilot.clusters import load_cluster  # noqa: PLC0415
+    from dagpilot.serve import place  # noqa: PLC0415
+
+    if state not in ("empty", "live"):
+        raise SpecError(state, "--state takes empty or live")
+    if state == "live":
+        if kubeconfig is None:
+            raise SpecError(state, "--state live needs --kubeconfig")
+        where = place.live_cluster(kubeconfig)
+    else:
+        where = load_cluster(cluster)
+    out.print(place.place(workflow, where, models), end="", soft_wrap=True, markup=False,
+              highlight=False)
 
 
 @app.command("submit")

@@ -4,8 +4,9 @@ The view follows the pods of `shadow_of` (default-scheduler). Each pod seen pend
 on once, as if it were the only one waiting (the decision's pending list is that pod), and a
 "shadow" record goes to the journal: dagpilot's node (None when nothing fits), who decided
 (model or fallback, with the model version) and the explanation, plus, once per job, the job as
-an Argo Workflow with its arrival time ("shadow_job"), from which `dagpilot shadow report`
-replays the recorded stream in the simulator. When the watch shows the pod bound, a
+an Argo Workflow with its arrival time ("shadow_job") and, whenever the inventory changes, the
+cluster's Node objects ("shadow_cluster"), from which `dagpilot shadow report` replays the
+recorded stream in the simulator. When the watch shows the pod bound, a
 "shadow_outcome" record names the node the other scheduler chose. Pods first seen bound are
 not decided on (counted as missed): the other scheduler was quicker than the watch.
 """
@@ -15,12 +16,14 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from datetime import UTC, datetime
 from typing import Any
 
 from dagpilot.core.view import PodRef
 from dagpilot.journal import Journal
+from dagpilot.live.inventory import node_manifest
 from dagpilot.live.pods import PodRecord
-from dagpilot.live.workflow_manifest import workflow_manifest
+from dagpilot.live.workflow_manifest import argo_name, workflow_manifest
 from dagpilot.serve.decisions import Decider
 from dagpilot.serve.explanation import explanation
 from dagpilot.serve.scheduler_view import PinnedView, SchedulerView
@@ -42,6 +45,7 @@ class ShadowLoop:
         self.outcomes = 0
         self._shadowed: dict[str, str | None] = {}  # API uid -> dagpilot's node
         self._jobs: set[str] = set()
+        self._cluster: object = None  # the Cluster last journalled
         self._bound: queue.SimpleQueue[PodRecord] = queue.SimpleQueue()
         view.pod_listener = self._seen
 
@@ -55,6 +59,10 @@ class ShadowLoop:
         view.wakeup.clear()
         view.sync()
         self._record_outcomes()
+        if self.journal is not None and view.cluster is not self._cluster:
+            self._cluster = view.cluster
+            self.journal.write("shadow_cluster", {"nodes": [node_manifest(spec)
+                                                            for spec in view.cluster.nodes]})
         made = 0
         for pod in view.pending:
             uid = view.api_uid(pod)
@@ -83,7 +91,7 @@ class ShadowLoop:
         if pod.job.id not in self._jobs:
             self._jobs.add(pod.job.id)
             self.journal.write("shadow_job", {"job": pod.job.id, "arrival_s": pod.created_s,
-                                              "workflow": workflow_manifest(pod.job)})
+                                              "workflow": _workflow(pod)})
         record: dict[str, Any] = {
             "pod": key, "uid": uid, "job": pod.job.id, "task": pod.task.id,
             "instance": pod.instance, "node": node, "source": choice.outcome,
@@ -113,3 +121,11 @@ class ShadowLoop:
                 self.journal.write("shadow_outcome", {
                     "pod": record.key, "uid": record.uid, "node": record.node,
                     "dagpilot": chosen, "agree": chosen == record.node})
+
+
+def _workflow(pod: PodRef) -> dict[str, Any]:
+    """The pod's job as an Argo Workflow, stamped with its arrival (the report's stream)."""
+    manifest = workflow_manifest(pod.job, name=argo_name(pod.job.id))
+    manifest["metadata"]["creationTimestamp"] = datetime.fromtimestamp(
+        pod.job.arrival_s or pod.created_s, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return manifest
