@@ -1,0 +1,74 @@
+"""config.yaml: the seed's keys and the trigger's; every bad key or value named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dagpilot.core.errors import InvalidInput
+from dagpilot.online.config import load_config
+
+SEED = """online_learning:
+  enable: true
+  max_retries: 3
+  rollback_on_failure: true
+  cooldown_minutes: 60
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_the_seed_keys_alone_give_the_trigger_defaults(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, SEED))
+    assert (config.enable, config.max_retries, config.rollback_on_failure,
+            config.cooldown_minutes) == (True, 3, True, 60.0)
+    assert (config.trigger.consecutive, config.trigger.ratio) == (5, 1.3)
+    assert config.adapter.budget_s == 90.0
+    assert config.adapter.validation_seeds == 10
+
+
+def test_the_trigger_and_adapter_are_configurable(tmp_path: Path) -> None:
+    text = SEED + "  trigger:\n    consecutive: 7\n    ratio: 1.5\nadapter:\n  budget_s: 30\n"
+    config = load_config(write(tmp_path, text))
+    assert (config.trigger.consecutive, config.trigger.ratio) == (7, 1.5)
+    assert config.adapter.budget_s == 30.0
+
+
+@pytest.mark.parametrize(("text", "field", "words"), [
+    (SEED + "  max_retry: 3\n", "online_learning.max_retry", "unknown key"),
+    (SEED.replace("  cooldown_minutes: 60\n", ""), "online_learning.cooldown_minutes",
+     "missing"),
+    (SEED.replace("enable: true", "enable: yes please"), "online_learning.enable",
+     "true or false"),
+    (SEED.replace("max_retries: 3", "max_retries: 0"), "online_learning.max_retries",
+     "whole number in 1..100"),
+    (SEED.replace("max_retries: 3", "max_retries: 2.5"), "online_learning.max_retries",
+     "whole number"),
+    (SEED.replace("cooldown_minutes: 60", "cooldown_minutes: -1"),
+     "online_learning.cooldown_minutes", "at least 0"),
+    (SEED + "  trigger:\n    ratio: 1.0\n", "online_learning.trigger.ratio", "above 1"),
+    (SEED + "  trigger:\n    ratio: .nan\n", "online_learning.trigger.ratio", "above 1"),
+    (SEED + "  trigger:\n    window: 3\n", "online_learning.trigger.window", "unknown key"),
+    (SEED + "adapter:\n  budget_s: 0\n", "adapter.budget_s", "at least 1"),
+    (SEED + "extra: 1\n", "extra", "unknown key"),
+    ("- a list\n", "(document)", "mapping"),
+    ("adapter: {}\n", "online_learning", "missing"),
+])
+def test_a_bad_key_or_value_is_named(tmp_path: Path, text: str, field: str,
+                                     words: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(InvalidInput) as caught:
+        load_config(path)
+    assert caught.value.field == field
+    assert words in caught.value.message
+    assert caught.value.file == str(path)
+
+
+def test_a_file_that_is_not_yaml_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match="not YAML"):
+        load_config(write(tmp_path, "online_learning: [\n"))
