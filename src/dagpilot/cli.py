@@ -69,6 +69,8 @@ app.add_typer(shadow_app, name="shadow")
 ops_app = typer.Typer(help="The operator's tools: Prometheus configuration, node diagnosis, "
                       "release checks.", no_args_is_help=True)
 app.add_typer(ops_app, name="ops")
+docs_app = typer.Typer(help="Documentation generated from the code.", no_args_is_help=True)
+app.add_typer(docs_app, name="docs")
 
 out = Console()
 err = Console(stderr=True)
@@ -1187,6 +1189,32 @@ def ops_verify_release(
         out.print(f"{verdict} {check.entity}: {escape(check.detail)}", soft_wrap=True)
     if not all(check.passed for check in checks):
         raise typer.Exit(1)
+
+
+@docs_app.command("api-reference")
+def docs_api_reference(
+    root: Annotated[Path, typer.Option(help="The repository to write into.")] = Path("."),
+    check: Annotated[bool, typer.Option(
+        help="Write nothing; exit 1 naming the files that are not current.")] = False,
+) -> None:
+    """docs/API_REFERENCE.md and docs/openapi/*.json from the code: HTTP route tables, this
+    CLI, the configuration keys."""
+    from dagpilot import docs_gen  # noqa: PLC0415
+
+    cli = typer.main.get_command(app)
+    if check:
+        stale = docs_gen.stale(cli, root)
+        for path in stale:
+            out.print(escape(f"not current: {path} (run dagpilot docs api-reference)"),
+                      soft_wrap=True)
+        if stale:
+            raise typer.Exit(1)
+        return
+    for path, text in docs_gen.generated(cli).items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        out.print(escape(str(path)), soft_wrap=True)
 
 
 def main() -> None:

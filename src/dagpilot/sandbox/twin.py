@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from dagpilot.core.config import PhysicsSwitches, SimSettings
+from dagpilot.core.endpoints import Endpoint
 from dagpilot.core.errors import DagpilotError
 from dagpilot.live.inventory import cluster_of
 from dagpilot.live.pods import decode_pod
@@ -39,6 +40,16 @@ SAMPLE_EVERY_S = 1.0  # wall seconds between the twin's own metric samples
 RETRY_S = 1.0
 WORKFLOW_LABEL = "workflows.argoproj.io/workflow"
 Event = tuple[str, Any]
+# docs/API_REFERENCE.md; tests/test_api_reference.py requests each one from _server.
+ENDPOINTS = (
+    Endpoint("GET", "/healthz", "Whether the twin has synced with the API server", "",
+             ((200, "ok"), (503, "syncing"))),
+    Endpoint("GET", "/metrics", "Each kwok node's simulated signals under the node agent's "
+             "names (Prometheus text format)", "", ((200, "the exposition"),)),
+    Endpoint("GET", "/podresources", "The GPUs the twin gave each running pod, per node, "
+             "shaped as the kubelet's PodResources v1 ListPodResourcesResponse", "",
+             ((200, "JSON {node: [{name, namespace, containers: [{name, devices}]}]}"),)),
+)
 
 
 def _key(pod: dict[str, Any]) -> str:

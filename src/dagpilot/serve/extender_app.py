@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from dagpilot.core.endpoints import Endpoint
 from dagpilot.core.errors import InvalidInput
 from dagpilot.serve.extender import Extender
 from dagpilot.serve.extender_wire import error_result
@@ -25,6 +26,23 @@ HEALTH_PATH = "/healthz"
 # Node objects of 5,000 nodes (kube-scheduler's largest supported cluster) at ~5 KB each,
 # twice over: a scheduler without nodeCacheCapable sends them all.
 MAX_ARGS_BYTES = 64 << 20
+
+_REFUSED = ((400, "ExtenderFilterResult-shaped {\"Error\"}: a bad ExtenderArgs body"),
+            (403, "client certificate subject not allowed"), (411, "no Content-Length"),
+            (413, f"{{\"Error\"}}: body over {MAX_ARGS_BYTES} bytes"))
+# docs/API_REFERENCE.md; tests/test_api_reference.py checks it against routes().
+ENDPOINTS = (
+    Endpoint("POST", FILTER_PATH, "kube-scheduler extender filter verb "
+             "(k8s.io/kube-scheduler/extender/v1)",
+             "ExtenderArgs: Pod, and Nodes or NodeNames (nodeCacheCapable)",
+             ((200, "ExtenderFilterResult: Nodes or NodeNames, FailedNodes, "
+                    "FailedAndUnresolvableNodes, Error"), *_REFUSED)),
+    Endpoint("POST", PRIORITIZE_PATH, "kube-scheduler extender prioritize verb",
+             "ExtenderArgs: Pod, and Nodes or NodeNames",
+             ((200, "HostPriorityList: [{Host, Score}], scores 0-10"), *_REFUSED)),
+    Endpoint("GET", HEALTH_PATH, "Liveness, the node count and the call counts", "",
+             ((200, '{"ok": true, "nodes": N, "calls": {kind: count}}'),)),
+)
 
 
 def routes(extender: Extender, schedulers: AllowList) -> list[Route]:

@@ -14,7 +14,15 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
+from dagpilot.core.endpoints import Endpoint
+
 DECISION_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+# docs/API_REFERENCE.md; tests/test_api_reference.py scrapes it.
+ENDPOINTS = (
+    Endpoint("GET", "/metrics", "The custom scheduler's metrics (Prometheus text format; "
+             "`serve scheduler --metrics-port`)", "",
+             ((200, "dagpilot_scheduler_* families (this module's docstring)"),)),
+)
 BIND_BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
 
 

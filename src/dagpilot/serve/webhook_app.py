@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from dagpilot.core.endpoints import Endpoint
 from dagpilot.core.errors import InvalidInput
 from dagpilot.serve import admission, signature
 from dagpilot.serve.https_server import Reply, Request, Route
@@ -20,6 +21,37 @@ MUTATE_PATH = "/mutate"
 SUBMIT_PATH = "/v1/workflows"
 HEALTH_PATH = "/healthz"
 MAX_REVIEW_BYTES = 8 << 20  # the API server's own limit on an object is 3 MiB
+
+_TRANSPORT = ((403, "client certificate subject not allowed on this route"),
+              (411, "no Content-Length (chunked bodies are refused)"))
+# docs/API_REFERENCE.md; tests/test_api_reference.py checks it against routes().
+ENDPOINTS = (
+    Endpoint("POST", MUTATE_PATH, "Mutating admission webhook for argoproj.io/v1alpha1 "
+             "Workflows: sets spec.schedulerName and each template's expected duration",
+             "AdmissionReview v1 (JSON), from the admission clients' subjects only",
+             ((200, "AdmissionReview v1 response: allowed, with a JSONPatch when it mutates"),
+              (400, '{"error"}: not an AdmissionReview'), *_TRANSPORT,
+              (413, f"body over {MAX_REVIEW_BYTES} bytes"))),
+    Endpoint("POST", SUBMIT_PATH, "Signed Workflow submission: verified, validated by the "
+             "Argo loader, created through the API server",
+             f"a Workflow (YAML or JSON) with header {signature.HEADER}: "
+             "t=<unix s>,kid=<key id>,v1=<hex HMAC-SHA256 of t + '.' + body>; submitters' "
+             "subjects only",
+             ((201, '{"namespace", "name"} of the created Workflow'),
+              (400, '{"error"}: not one JSON/YAML document'),
+              (401, '{"error"}: malformed signature header, unknown kid, or forged or '
+                    "truncated body"),
+              (403, '{"error"}: key outside notBefore/notAfter, t more than 5 min away, '
+                    "replayed signature; or subject not allowed"),
+              (409, '{"error"}: a Workflow of that name exists'),
+              (411, "no Content-Length"), (413, '{"error"}: body over 1 MiB'),
+              (422, '{"error"}: not a DAG the Argo loader reads (names the task and field), '
+                    "or the API server refused it"),
+              (502, '{"error"}: the API server forbids the webhook\'s ServiceAccount'),
+              (503, '{"error"}: replay cache full or API server unavailable'))),
+    Endpoint("GET", HEALTH_PATH, "Liveness and the counts of submission outcomes",
+             "", ((200, '{"ok": true, "submissions": {outcome: count}}'),)),
+)
 
 
 def routes(submissions: Submissions, history: Callable[[], RunHistory],

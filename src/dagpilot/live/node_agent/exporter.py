@@ -14,11 +14,19 @@ from prometheus_client import CollectorRegistry, ProcessCollector, start_http_se
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from dagpilot.core.endpoints import Endpoint
+
 from .errors import NodeAgentError
 from .metric_names import METRICS, MetricSpec
 from .reading import Sample
 
 PROCESS_NAMESPACE = "dagpilot_node_agent"
+# docs/API_REFERENCE.md; tests/test_api_reference.py scrapes it.
+ENDPOINTS = (
+    Endpoint("GET", "/metrics", "The node agent's signals (Prometheus text format; "
+             "`dagpilot node-agent --port`)", "",
+             ((200, "the families of metric_names.METRICS and dagpilot_node_agent_process_*"),)),
+)
 
 
 class SnapshotCollector(Collector):
