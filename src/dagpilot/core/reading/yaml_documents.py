@@ -22,10 +22,10 @@ import yaml
 from dagpilot.core.errors import InvalidInput
 from dagpilot.core.reading.files import read_file
 from dagpilot.core.reading.json_documents import too_deep
-from dagpilot.core.reading.limits import MAX_ALIAS_NODES, MAX_DOCUMENT_BYTES, MAX_NESTING_DEPTH
+from dagpilot.core.reading.limits import MAX_ALIAS_NODES, MAX_NESTING_DEPTH, MAX_YAML_BYTES
 
 
-def read_yaml_documents(path: Path | str, max_bytes: int = MAX_DOCUMENT_BYTES) -> list[Any]:
+def read_yaml_documents(path: Path | str, max_bytes: int = MAX_YAML_BYTES) -> list[Any]:
     """Every document of the YAML file `path`, in order."""
     name = os.fspath(path)
     return parse_yaml_documents(read_file(name, max_bytes), name)

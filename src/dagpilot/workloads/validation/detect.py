@@ -139,7 +139,8 @@ def _detect_csv(path: Path) -> Detected:
 
 def _detect_yaml(path: Path) -> Detected:
     documents = read_yaml_documents(path)
-    if any(isinstance(d, dict) and d.get("kind") in _ARGO_KINDS for d in documents):
+    if any(isinstance(d, dict) and isinstance(d.get("kind"), str) and d["kind"] in _ARGO_KINDS
+           for d in documents):
         return Detected(Kind.ARGO)
     return Detected(Kind.UNKNOWN, "a YAML file with no Argo Workflow kind")
 
