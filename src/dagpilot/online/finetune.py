@@ -1,0 +1,82 @@
+"""The fine-tune: PPO on LoRA adapters only, on recalibrated scenarios, within a time budget.
+
+    result = fine_tune(model, normaliser, jobs, cluster, sim, settings, seed=0, deadline=t)
+
+Each iteration collects episodes with the merged policy (exactly what would serve), computes
+PPO's targets with the frozen critic, and takes a small PPO update of the adapters
+(train.ppo; every other weight is frozen, train.lora). The normaliser stays the serving
+model's: the frozen encoders were fitted to its statistics. Iterations stop before one would
+run past `deadline` (Unix seconds), judged by the slowest so far; at least one runs.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from dagpilot.core.config import SimSettings
+from dagpilot.core.types import Cluster, Job
+from dagpilot.online.config import AdapterSettings
+from dagpilot.online.lora import attach, merged_state
+from dagpilot.online.scenarios import training_tasks
+from dagpilot.policy import PolicyNet
+from dagpilot.state import Normaliser
+from dagpilot.train.config import PPOSettings
+from dagpilot.train.ppo import PPO, Steps
+from dagpilot.train.rollout import Episode, LocalRollouts
+from dagpilot.train.snapshot import PolicySnapshot
+from dagpilot.train.targets import ppo_targets
+
+MAX_ITERATIONS = 8  # a small update: the adapter corrects a drift, it does not retrain
+
+
+@dataclass(frozen=True)
+class FineTuneResult:
+    state: dict[str, Tensor]  # merged: the keys and shapes of the serving model
+    iterations: int
+    env_steps: int
+    wall_s: float
+
+
+def fine_tune(model: PolicyNet, normaliser: Normaliser, jobs: Sequence[Job], cluster: Cluster,
+              *, sim: SimSettings, settings: AdapterSettings, seed: int,
+              deadline: float) -> FineTuneResult:
+    """Adapters on a copy of `model`, trained until the iterations or the deadline run out."""
+    started = time.time()
+    net = copy.deepcopy(model)
+    attach(net, settings.lora_rank)
+    ppo_settings = PPOSettings(learning_rate=settings.learning_rate, epochs=2)
+    ppo = PPO(net, ppo_settings)
+    rollouts = LocalRollouts(cluster, sim)
+    generator = torch.Generator().manual_seed(seed)
+    iterations, env_steps, slowest = 0, 0, 0.0
+    while iterations < MAX_ITERATIONS and (
+            iterations == 0 or time.time() + slowest < deadline):
+        begun = time.time()
+        tasks = training_tasks(jobs, cluster, seed=seed, iteration=iterations,
+                               scenarios=settings.scenarios, replays=settings.replays,
+                               horizon_h=settings.horizon_h)
+        snapshot = PolicySnapshot(model.config, merged_state(net), normaliser)
+        episodes = rollouts.collect(snapshot, tasks)
+        ppo.update(_steps(episodes, ppo_settings), generator)
+        env_steps += sum(e.summary.env_steps for e in episodes if e.summary is not None)
+        iterations += 1
+        slowest = max(slowest, time.time() - begun)
+    return FineTuneResult(merged_state(net), iterations, env_steps, time.time() - started)
+
+
+def _steps(episodes: Sequence[Episode], settings: PPOSettings) -> Steps:
+    """The episodes' decisions with their PPO targets, flattened."""
+    targets = ppo_targets(episodes, settings)
+    return Steps(
+        inputs=[item for episode in episodes for item in episode.inputs],
+        actions=np.array([a for e in episodes for a in e.actions], dtype=np.int64),
+        old_log_probs=np.array([p for e in episodes for p in e.log_probs], dtype=np.float64),
+        advantages=np.concatenate([t.advantages for t in targets]),
+        returns=np.concatenate([t.returns for t in targets]))
