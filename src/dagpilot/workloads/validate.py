@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from dagpilot.core.config import LoaderSettings, ValidatorSettings
+from dagpilot.core.echo import shown
 from dagpilot.core.errors import InvalidInput, Unreadable
 from dagpilot.core.job_draft import JobDraft, Violation, check
 from dagpilot.core.reading.files import pinned, read_file
@@ -357,7 +358,7 @@ def _check_prometheus(path: Path, detected: Detected, settings: ValidatorSetting
 
 
 def _parse_violation(error: InvalidInput) -> Violation:
-    field = f"field {error.field!r}: " if error.field else ""
+    field = f"field {shown(error.field)}: " if error.field else ""  # a field name is input too
     return Violation(error.file, error.record, "parse", f"{field}{error.message}")
 
 
