@@ -38,6 +38,7 @@ from dagpilot.core.config import Settings, load_settings
 from dagpilot.core.echo import printable
 from dagpilot.core.errors import DagpilotError, SpecError
 from dagpilot.core.units import duration_s
+from dagpilot.online.command import online_app
 from dagpilot.state import FEATURE_SCHEMA_VERSION
 from dagpilot.workloads import load
 from dagpilot.workloads import summary as workload_summary
@@ -69,6 +70,7 @@ app.add_typer(shadow_app, name="shadow")
 ops_app = typer.Typer(help="The operator's tools: Prometheus configuration, node diagnosis, "
                       "release checks.", no_args_is_help=True)
 app.add_typer(ops_app, name="ops")
+app.add_typer(online_app, name="online")
 docs_app = typer.Typer(help="Documentation generated from the code.", no_args_is_help=True)
 app.add_typer(docs_app, name="docs")
 
