@@ -3,6 +3,7 @@ queue, the explanation's filter counts, the deadline runner, CPU lists."""
 
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
@@ -11,7 +12,7 @@ from dagpilot.core.errors import SpecError
 from dagpilot.core.scheduler import Placement
 from dagpilot.core.status import Status
 from dagpilot.core.view import PodRef
-from dagpilot.serve.cpu_pinning import parse_cpus
+from dagpilot.serve.cpu_pinning import parse_cpus, pin
 from dagpilot.serve.deadline import DeadlinePassed, DeadlineRunner, PolicyBusy
 from dagpilot.serve.explanation import event_message, rejected_by_filter
 from dagpilot.serve.unschedulable import UnschedulableQueue, unschedulable_message
@@ -99,3 +100,11 @@ def test_cpu_lists() -> None:
     for bad in ("", "a", "3-1", "1-x"):
         with pytest.raises(SpecError, match="--cpus"):
             parse_cpus(bad)
+
+
+def test_pinning_to_cpus_this_process_may_not_use_is_refused() -> None:
+    allowed = frozenset(os.sched_getaffinity(0))
+    assert pin(allowed) == allowed  # every allowed CPU: nothing changes
+    with pytest.raises(SpecError, match="not all of these CPUs are available"):
+        pin(frozenset({max(allowed) + 1}))
+    assert frozenset(os.sched_getaffinity(0)) == allowed
