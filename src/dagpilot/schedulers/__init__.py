@@ -16,6 +16,7 @@ from dagpilot.schedulers import (
     heft,
     kube_default,
     load_aware,
+    physics_rules,
     random_pick,
     sjf_cp,
     tetris,
@@ -30,6 +31,7 @@ SCHEDULERS: dict[str, Callable[[], Scheduler]] = {
     "heft": heft.build,
     "tetris": tetris.build,
     "load-aware": load_aware.build,
+    "physics-rules": physics_rules.build,
     **cws.SCHEDULERS,
 }
 
