@@ -2,7 +2,8 @@
 
 One JSON object per line, each with `kind`: "decision" (a scheduler's choice: the model
 version, the observation's key figures, the mask size, the action, the explanation), "outcome"
-(the bind's result, keyed by the pod's uid), "shadow" (what dagpilot would have chosen for a
+(the bind's result, keyed by the pod's uid), "finished" (how the pod ended), "unschedulable",
+"shadow" (what dagpilot would have chosen for a
 pod another scheduler places), "shadow_outcome" (where that scheduler put it) and
 "feedback" (a finished pod's real use, from the node agent: write_feedback). The serving
 side writes it; the online adapter and `dagpilot shadow report` read it.

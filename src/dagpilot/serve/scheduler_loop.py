@@ -9,11 +9,14 @@ and a FailedScheduling Event, kube-scheduler's message) and held back until the 
 and their backoff ends. A bind that fails for a passing reason (a timeout, 5xx, 429, RBAC) puts
 the pod in a retry backoff of its own; a pod deleted or bound meanwhile (404, 409) is dropped.
 The loop sleeps only when there is nothing to do, until an event arrives or a backoff ends.
+With a journal, each decision is followed by its bind's outcome and, when the watch shows the
+pod Succeeded or Failed, a "finished" record.
 """
 
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from dataclasses import dataclass
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 from dagpilot.core.view import PodRef
 from dagpilot.decide.decoder import Decoder
 from dagpilot.journal import Journal
+from dagpilot.live.pods import PodRecord
 from dagpilot.serve.binder import BOUND, CONFLICT, GONE, Binder, BindRequest, BindResult
 from dagpilot.serve.decisions import FALLBACK, UNSCHEDULABLE, Choice, Decider
 from dagpilot.serve.explanation import annotation, event_message
@@ -31,6 +35,8 @@ from dagpilot.serve.serve_metrics import SchedulerMetrics, fallback_reason
 from dagpilot.serve.unschedulable import UnschedulableQueue, unschedulable_message
 
 log = logging.getLogger(__name__)
+
+KEEP_DECIDED = 100_000  # pods whose end is awaited for the journal; the oldest are forgotten
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,10 @@ class SchedulerLoop:
         self._decoder = Decoder()  # the filters' reasons, for unschedulable messages
         self._token = -1
         self._cluster = view.cluster
+        self._decided: dict[str, str] = {}  # API uid -> namespace/name, until the pod ends
+        self._ended: queue.SimpleQueue[PodRecord] = queue.SimpleQueue()
+        if journal is not None:
+            view.pod_listener = self._seen
 
     def run(self, stop: threading.Event) -> None:
         """Rounds until `stop` is set."""
@@ -70,6 +80,7 @@ class SchedulerLoop:
         view.sync()
         for result in self.binder.done():
             self._settled(result)
+        self._record_ends()
         self._note_changes()
         leading = self.leader.is_leader
         self.metrics.leader.set(1 if leading else 0)
@@ -123,6 +134,27 @@ class SchedulerLoop:
                                      event_message(key, placement, source, choice.version)))
         if self.journal is not None:
             self.journal.write("decision", decision_record(view, choice, key, uid, placement))
+            if uid is not None:
+                if len(self._decided) >= KEEP_DECIDED:
+                    del self._decided[next(iter(self._decided))]
+                self._decided[uid] = key
+
+    def _seen(self, record: PodRecord) -> None:
+        """The watchers' threads: a pod that ended (the loop journals it if it decided it)."""
+        if record.terminal:
+            self._ended.put(record)
+
+    def _record_ends(self) -> None:
+        """The decision's later outcome: how the pod ended, and where."""
+        while True:
+            try:
+                record = self._ended.get_nowait()
+            except queue.Empty:
+                return
+            key = self._decided.pop(record.uid, None)
+            if key is not None and self.journal is not None:
+                self.journal.write("finished", {"pod": key, "uid": record.uid,
+                                                "phase": record.phase, "node": record.node})
 
     def _settled(self, result: BindResult) -> None:
         request = result.request

@@ -71,10 +71,14 @@ def test_every_pod_of_a_workflow_is_bound_by_dagpilot_and_the_workflow_succeeds(
                    for e in scheduled)
         assert process.loop is not None and process.binder is not None
         assert process.binder.requests == 4
+        wait_for("4 finished records", lambda: len(
+            [r for r in read(journal).records if r["kind"] == "finished"]) == 4, 30)
     records = read(journal).records
     decided = {r["pod"]: r for r in records if r["kind"] == "decision"}
     bound = {r["pod"] for r in records if r["kind"] == "outcome" and r["result"] == BOUND}
     assert set(decided) == bound == {f"{ns}/{p['metadata']['name']}" for p in pods}
+    ended = {r["pod"]: r for r in records if r["kind"] == "finished"}
+    assert set(ended) == bound and {r["phase"] for r in ended.values()} == {"Succeeded"}
     for record in decided.values():
         assert record["model"] == version and record["mask"]["feasible"] >= 1
         assert record["mask"]["nodes"] == 48 and record["observation"]["nodes"] == 48
