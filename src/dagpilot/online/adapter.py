@@ -79,7 +79,6 @@ class Adapter:
                                rollback_on_failure=config.rollback_on_failure,
                                cooldown_minutes=config.cooldown_minutes)
         self.counts: Counter[str] = Counter()
-        self.since_t = float("-inf")  # feedback up to here has been acted on
 
     def cycle(self) -> CycleReport:
         report = self._cycle()
@@ -99,11 +98,15 @@ class Adapter:
         now = self.clock()
         if self.breaker.cooling(now):
             return CycleReport("cooling", f"{self.breaker.state.cooldown_until - now:.0f} s left")
-        drift = detect(slowdowns(records, self.since_t), self.config.trigger)
+        drift = detect(slowdowns(records, self._acted_until_t()), self.config.trigger)
         if drift is None:
             return CycleReport("no-drift")
-        self.since_t = drift.last_t
+        self.breaker.acted_on(drift.last_t)  # saved first: a restart never fires on it again
         return self._adapt(drift)
+
+    def _acted_until_t(self) -> float:
+        acted = self.breaker.state.acted_until_t
+        return float("-inf") if acted is None else acted
 
     def _live_check(self, records: list[dict[str, Any]]) -> CycleReport | None:
         state = self.breaker.state

@@ -7,13 +7,15 @@ of failures remembers the model serving then: the last stable one. When the run 
 to that stable version (registry.rollback, verified as serving loads it), no fine-tune starts
 for `cooldown_minutes`, and the alert goes out (online.alert). A success (a published model
 whose live check passed) closes the run. The state is a JSON file, so a restarted adapter keeps
-its count, its stable version and its cooldown.
+its count, its stable version, its cooldown, and the journal time up to which feedback has been
+acted on (so it does not fire again on a drift it already handled).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -33,6 +35,7 @@ class BreakerState:
     opened: int = 0
     pending: str | None = None  # published, its live check not done
     predecessor: str | None = None  # serving before `pending`
+    acted_until_t: float | None = None  # feedback up to this journal time has been acted on
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,11 @@ class Breaker:
         self.state.pending = self.state.predecessor = None
         self._save()
 
+    def acted_on(self, t: float) -> None:
+        """Feedback up to journal time `t` has been acted on: never read for drift again."""
+        self.state.acted_until_t = t
+        self._save()
+
     def _open(self, now: float) -> Opened:
         target = self.state.stable
         rolled = None
@@ -107,7 +115,13 @@ def _load(path: Path) -> BreakerState:
         return BreakerState()
     try:
         data = json.loads(path.read_text())
-        return BreakerState(**data)
+        state = BreakerState(**data)
     except (OSError, ValueError, TypeError) as error:
         raise InvalidInput(str(path), "", "", f"not the adapter's breaker state ({error}); "
                            "remove it to start with a closed breaker") from None
+    acted = state.acted_until_t
+    if acted is not None and (isinstance(acted, bool) or not isinstance(acted, int | float)
+                              or not math.isfinite(acted)):
+        raise InvalidInput(str(path), "", "acted_until_t", "not a finite journal time; remove "
+                           "the field to re-read the whole journal")
+    return state
