@@ -181,9 +181,13 @@ class SchedulerLoop:
         """Nothing fits: each pod is held back, with kube-scheduler's message when new."""
         view, now = self.view, time.monotonic()
         every = range(len(view.cluster.nodes))
+        messages: dict[int, str] = {}  # by Task: a fan-out's pods share theirs
         for pod in pods:
-            rejected = self._decoder.rejected(view, pod.task, every)
-            message = unschedulable_message(len(view.cluster.nodes), rejected)
+            message = messages.get(id(pod.task))
+            if message is None:
+                rejected = self._decoder.rejected(view, pod.task, every)
+                message = messages[id(pod.task)] = unschedulable_message(
+                    len(view.cluster.nodes), rejected)
             if self.unschedulable.hold(pod.uid, now, message):
                 key = view.pod_key(pod)
                 if key is not None:
