@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from fuzz import corpus, minimize
-from fuzz.inputs import Case, materialise
+from fuzz.inputs import Case, Seed, materialise
 from fuzz.mutators import case_rng, mutate
 from fuzz.pool import Limits, Result, Signature, Worker
 from fuzz.targets import TARGETS, Target
@@ -84,9 +84,10 @@ def fuzz(target: Target, mutations: int, run_seed: int, scratch: Path, limits: L
     seeds = target.seeds()
     if not seeds:
         raise ValueError(f"target {target.name} has no seed here")
-    with Worker(target.parser, scratch / "worker", limits) as worker:
+    warmup = materialise(_as_case(seeds[0]), scratch / "warmup")
+    with Worker(target.parser, scratch / "worker", limits, warmup) as worker:
         for seed in seeds:
-            case = Case(seed.data(), seed.name, "", seed.companions)
+            case = _as_case(seed)
             result = run(worker, case, scratch)
             tally.seeds[result.kind] += 1
             tally.add(result, case, {"seed": seed.source, "mutation": None})
@@ -108,10 +109,19 @@ def fuzz(target: Target, mutations: int, run_seed: int, scratch: Path, limits: L
             for finding in tally.findings.values():
                 smallest = minimized(worker, finding, scratch, minimize_tests)
                 path = corpus.save(save_to, target.name, smallest, finding.result, finding.found)
-                finding.fixture = path.as_posix() if path else None
+                finding.fixture = path.as_posix() if path else (
+                    f"not saved: {len(smallest.payload):,} bytes after minimisation")
         tally.worker_starts = worker.starts
     tally.seconds = time.perf_counter() - started
     return tally
+
+
+def _syntax(name: str) -> str:
+    return "json" if name.endswith(".json") else ""
+
+
+def _as_case(seed: Seed) -> Case:
+    return Case(seed.data(), seed.name, "", seed.companions)
 
 
 def run(worker: Worker, case: Case, scratch: Path) -> Result:
@@ -133,7 +143,7 @@ def minimized(worker: Worker, finding: Finding, scratch: Path, tests: int) -> Ca
             members //= 2
         case = Case(case.payload, case.name, f"bomb:{members}", case.companions)
     payload = minimize.minimize(case.payload, lambda data: still_fails(case.with_payload(data)),
-                                tests)
+                                tests, _syntax(case.name))
     return case.with_payload(payload)
 
 
@@ -142,7 +152,9 @@ def replay(saved: Sequence[corpus.Saved], scratch: Path,
     """Each saved case run again, one worker per target."""
     results: list[tuple[corpus.Saved, Result]] = []
     for name in sorted({entry.target for entry in saved}):
-        with Worker(TARGETS[name].parser, scratch / name / "worker", limits) as worker:
+        target = TARGETS[name]
+        warmup = materialise(_as_case(target.seeds()[0]), scratch / name / "warmup")
+        with Worker(target.parser, scratch / name / "worker", limits, warmup) as worker:
             results.extend((entry, run(worker, entry.case, scratch / name))
                            for entry in saved if entry.target == name)
     return results

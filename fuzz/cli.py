@@ -4,6 +4,7 @@ DIR/fuzz.json (counts per target) and, with --save-fixtures, the minimised failu
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import tempfile
@@ -36,7 +37,8 @@ def main(argv: list[str] | None = None) -> int:
             tally = campaign.fuzz(
                 TARGETS[name], options.mutations, options.seed, Path(scratch) / name, limits,
                 minimize_tests=options.minimize_tests if options.save_fixtures else 0,
-                save_to=options.fixtures if options.save_fixtures else None)
+                save_to=options.fixtures if options.save_fixtures else None,
+                progress=functools.partial(_progress, name))
             report["targets"][name] = tally.as_json()
             _write(options.out / "fuzz.json", report)
             print(_line(name, tally), flush=True)
@@ -49,6 +51,11 @@ def _replay(fixtures: Path, scratch: Path, limits: Limits) -> int:
         print(f"{'FAIL' if result.failed else 'ok  '} {saved.path.name}: {result.kind} "
               f"{result.error_type} {result.where}")
     return 1 if any(result.failed for _, result in results) else 0
+
+
+def _progress(name: str, done: int) -> None:
+    if done % 250 == 0:
+        print(f"  {name}: {done} mutations", file=sys.stderr, flush=True)
 
 
 def _line(name: str, tally: campaign.Tally) -> str:
@@ -80,7 +87,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="minimise each distinct failure, save it in the corpus (--fixtures)")
     parser.add_argument("--fixtures", type=Path, default=FUZZ_FIXTURES,
                         help="the regression corpus: where --save-fixtures writes, --replay reads")
-    parser.add_argument("--minimize-tests", type=int, default=300, help="runs per minimisation")
+    parser.add_argument("--minimize-tests", type=int, default=500, help="runs per minimisation")
     parser.add_argument("--replay", action="store_true",
                         help="run the saved regression corpus instead; exit 1 if any still fails")
     return parser

@@ -8,8 +8,12 @@ starts a fresh worker, which imports the target again.
 from __future__ import annotations
 
 import contextlib
+import linecache
 import multiprocessing
+import os
+import re
 import signal
+import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -65,8 +69,10 @@ class HarnessError(RuntimeError):
 class Worker:
     """One persistent worker for one parser; `run` restarts it as needed."""
 
-    def __init__(self, parser_ref: str, scratch: Path, limits: Limits) -> None:
+    def __init__(self, parser_ref: str, scratch: Path, limits: Limits,
+                 warmup: Path | None = None) -> None:
         self.parser_ref = parser_ref
+        self.warmup = warmup
         self.scratch = scratch
         self.limits = limits
         self.starts = 0
@@ -84,8 +90,9 @@ class Worker:
         connection.send(str(path))
         limit = timeout_s or self.limits.timeout_s
         if not connection.poll(limit):
+            where, line = self._stack_of_hung_worker()
             self._stop()
-            return Result("hang", message=f"no answer within {limit:g} s")
+            return Result("hang", "", where, line, f"no answer within {limit:g} s")
         try:
             reply = connection.recv()
         except (EOFError, ConnectionError):
@@ -111,7 +118,8 @@ class Worker:
         mine, theirs = context.Pipe()
         self.scratch.mkdir(parents=True, exist_ok=True)
         process = context.Process(target=worker.serve, daemon=True, args=(
-            theirs, self.parser_ref, str(self.scratch), self.limits.memory_cap_bytes))
+            theirs, self.parser_ref, str(self.scratch), self.limits.memory_cap_bytes,
+            None if self.warmup is None else str(self.warmup)))
         process.start()
         theirs.close()
         self._process, self._connection = process, mine
@@ -127,13 +135,30 @@ class Worker:
         self._process.join(5)
         code = self._process.exitcode
         tail = self._log_tail()
+        where, line = _innermost(self._log())
         self._stop()
         if any(word in tail for word in _MEMORY_WORDS):
-            return Result("memory", "died", message=tail)
-        if code is not None and code < 0:
-            name = signal.Signals(-code).name
-            return Result("signal", name, message=tail)
-        return Result("signal", f"exit {code}", message=tail)
+            return Result("memory", "died", where, line, tail)
+        name = signal.Signals(-code).name if code is not None and code < 0 else f"exit {code}"
+        return Result("signal", name, where, line, tail)
+
+    def _stack_of_hung_worker(self) -> tuple[str, str]:
+        """Where the worker is stuck: it dumps its stack on STACK_SIGNAL (faulthandler)."""
+        if self._process is None or self._process.pid is None:
+            return "", ""
+        before = self._log().count(_STACK_HEADER)
+        with contextlib.suppress(OSError):
+            os.kill(self._process.pid, worker.STACK_SIGNAL)
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline and self._log().count(_STACK_HEADER) == before:
+            time.sleep(0.05)
+        return _innermost(self._log())
+
+    def _log(self) -> str:
+        try:
+            return (self.scratch / "worker.log").read_text("utf-8", "replace")
+        except OSError:
+            return ""
 
     def _stop(self) -> None:
         if self._process is not None:
@@ -150,6 +175,21 @@ class Worker:
         except OSError:
             return ""
         return text.decode("utf-8", "replace").replace(str(self.scratch), "<scratch>").strip()
+
+
+_STACK_HEADER = "(most recent call first)"
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+def _innermost(log: str) -> tuple[str, str]:
+    """The innermost dagpilot frame of the last stack faulthandler wrote: (file:line, source)."""
+    stack = log.rpartition(_STACK_HEADER)[2]
+    frames = [(match["file"], int(match["line"])) for match in _FRAME.finditer(stack)]
+    ours = [frame for frame in frames if "/dagpilot/" in frame[0]] or frames
+    if not ours:
+        return "", ""
+    file, number = ours[0]  # faulthandler lists the most recent call first
+    return f"{worker.relative(file)}:{number}", linecache.getline(file, number).strip()
 
 
 def _received(connection: Connection) -> Any:

@@ -16,32 +16,46 @@ memory outcome the worker exits, so every case starts in a sound process.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import faulthandler
 import importlib
 import io
 import logging
 import os
 import resource
+import signal
 import traceback
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+STACK_SIGNAL = signal.SIGUSR1
 Parser = Callable[[Path], bool]  # True: accepted; False: refused on purpose; raises otherwise
 MESSAGE_CHARS = 400
 LONG_MESSAGE = 4096  # an error message longer than this quotes too much of its input
 _CONTROL = {*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F, *range(0x80, 0xA0)}
 
 
-def serve(connection: Connection, parser_ref: str, scratch: str, memory_cap: int) -> None:
-    """The worker's main loop (the target of the spawned process)."""
+def serve(connection: Connection, parser_ref: str, scratch: str, memory_cap: int,
+          warmup: str | None) -> None:
+    """The worker's main loop (the target of the spawned process). `warmup`, a sound input,
+    is parsed once first, so no case pays for lazy imports and first-use set-up in its time."""
+    _die_with_parent()
     os.environ.setdefault("POLARS_MAX_THREADS", "1")  # one thread: less memory, no oversubscription
     folder = Path(scratch)
     _redirect_output(folder / "worker.log")
+    # Python's stack to the log on a crash, and on SIGUSR1: the parent sends it before it kills
+    # a hung worker, so a hang is located like an exception
+    faulthandler.enable(2)  # fd 2 is the log now
+    faulthandler.register(STACK_SIGNAL, 2, all_threads=False)
     sink = _LoggedErrors()
     logging.getLogger().addHandler(sink)  # also makes the CLI's logging.basicConfig a no-op
     module, _, name = parser_ref.partition(":")
     parser: Parser = getattr(importlib.import_module(module), name)(folder / "state")
+    if warmup is not None:
+        run_case(parser, Path(warmup), sink, scratch)
     _cap_address_space(memory_cap)
     connection.send("ready")
     while True:
@@ -94,7 +108,7 @@ def _described(error: BaseException, scratch: str) -> dict[str, Any]:
     where, line = "", ""
     if ours:
         frame = ours[-1]
-        where = f"{_relative(frame.filename)}:{frame.lineno}"
+        where = f"{relative(frame.filename)}:{frame.lineno}"
         line = (frame.line or "").strip()
     kind = _type_name(origin)
     if origin is not error:
@@ -109,7 +123,8 @@ def _type_name(error: BaseException) -> str:
     return f"{kind.__module__}.{kind.__qualname__}"
 
 
-def _relative(filename: str) -> str:
+def relative(filename: str) -> str:
+    """A source file as `dagpilot/...` (no machine's paths in findings and fixtures)."""
     for marker in ("/src/dagpilot/", "/dagpilot/"):
         if marker in filename:
             return "dagpilot/" + filename.split(marker, 1)[1]
@@ -166,6 +181,12 @@ def _redirect_output(log: Path) -> None:
     os.dup2(handle, 1)
     os.dup2(handle, 2)
     os.close(handle)
+
+
+def _die_with_parent() -> None:
+    """SIGKILL this worker when its parent dies (a worker stuck in a hang never reads EOF)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _cap_address_space(cap: int) -> None:

@@ -54,6 +54,14 @@ def test_an_exception_is_located_in_its_source(worker: Worker, tmp_path: Path) -
     assert result.line == 'raise ValueError("a traceback")'
 
 
+@pytest.mark.parametrize("word", ["hang", "segv"])
+def test_a_hang_or_a_crash_is_located_by_its_stack(worker: Worker, tmp_path: Path,
+                                                    word: str) -> None:
+    result = _run(worker, tmp_path, word)
+    assert result.where.startswith("synthetic.py:"), result
+    assert result.line in ("while True:", "pass", "os.kill(os.getpid(), signal.SIGSEGV)")
+
+
 def test_raw_terminal_escapes_in_output_are_flagged(worker: Worker, tmp_path: Path) -> None:
     assert _run(worker, tmp_path, "accept").flags == ("control-chars",)
 
@@ -98,6 +106,23 @@ def test_csv_mutations_change_structure() -> None:
 def test_ddmin_finds_the_one_byte_that_matters() -> None:
     data = b"line one\nline two has the X in it\nline three\n"
     assert minimize.minimize(data, lambda candidate: b"X" in candidate) == b"X"
+
+
+def test_json_is_reduced_as_a_tree() -> None:
+    document = json.dumps({"keep": {"deep": [1, 2, {"bad": float("nan")}]},
+                           "other": list(range(50)), "name": "x" * 100}, indent=1).encode()
+    smallest = minimize.minimize(document, lambda candidate: b'"bad": NaN' in candidate.replace(
+        b'":NaN', b'": NaN') and _parses(candidate), syntax="json")
+    assert _parses(smallest)
+    assert b"NaN" in smallest and len(smallest) <= len(b'{"":{"":[{"bad":NaN}]}}')
+
+
+def _parses(data: bytes) -> bool:
+    try:
+        json.loads(data)
+    except ValueError:
+        return False
+    return True
 
 
 def test_ddmin_stops_at_its_budget() -> None:
