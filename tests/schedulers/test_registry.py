@@ -11,7 +11,8 @@ from dagpilot.core.types import Job, NodeSpec, Task
 from dagpilot.schedulers import SCHEDULERS, build
 from tests.schedulers.views import TinyRun, diamond, job, node, task, two_nodes
 
-BASELINES = ["kube-default", "fifo", "random", "sjf-cp", "heft", "tetris", "load-aware"]
+BASELINES = ["kube-default", "fifo", "random", "sjf-cp", "heft", "tetris", "load-aware",
+             "physics-rules"]
 
 
 def test_every_baseline_is_registered() -> None:
