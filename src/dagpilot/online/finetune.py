@@ -42,6 +42,7 @@ class FineTuneResult:
     iterations: int
     env_steps: int
     wall_s: float
+    cpus: tuple[int, ...] = ()  # where it ran, when in its own process (online.worker)
 
 
 def fine_tune(model: PolicyNet, normaliser: Normaliser, jobs: Sequence[Job], cluster: Cluster,

@@ -5,7 +5,9 @@
 The child pins itself to `cpus` (os.sched_setaffinity) and one torch thread, loads the serving
 version from the registry (checked as serving loads it), builds the recalibrated scenarios,
 fine-tunes until the deadline and writes the merged weights to a scratch folder; the parent
-reads them back with `torch.load(weights_only=True)`. A child still running at the budget
+reads them back with `torch.load(weights_only=True)`, with the CPUs the child ran on. A child
+that fails leaves its reason in the scratch folder for the parent's error. A child still running
+at the budget
 (plus a grace for its start-up) is killed: the fine-tune failed. Spawned, not forked: the
 parent may hold threads and torch state that a fork would copy half-way.
 """
@@ -23,6 +25,7 @@ from pathlib import Path
 import torch
 
 from dagpilot.core.config import SimSettings
+from dagpilot.core.errors import DagpilotError
 from dagpilot.online.config import AdapterSettings
 from dagpilot.online.drift import Drift
 from dagpilot.online.finetune import FineTuneResult, fine_tune
@@ -31,6 +34,7 @@ from dagpilot.policy.process import set_torch_threads
 
 START_GRACE_S = 30.0  # spawning and importing torch on a loaded machine
 WEIGHTS = "weights.pt"
+REASON = "reason.txt"  # why the child failed, for the parent's FineTuneFailed
 
 
 class FineTuneFailed(Exception):
@@ -64,18 +68,33 @@ def run_isolated(job: FineTuneJob, cpus: Set[int]) -> FineTuneResult:
             child.join()
             raise FineTuneFailed(f"the fine-tune ran past its budget of {budget_s:g} s")
         if child.exitcode != 0 or not (out / WEIGHTS).is_file():
-            raise FineTuneFailed(f"the fine-tune process exited with {child.exitcode}")
+            raise FineTuneFailed(f"the fine-tune process exited with {child.exitcode}"
+                                 f"{_reason(out)}")
         saved = torch.load(out / WEIGHTS, weights_only=True)
         return FineTuneResult(saved["state"], int(saved["iterations"]),
-                              int(saved["env_steps"]), time.time() - started)
+                              int(saved["env_steps"]), time.time() - started,
+                              tuple(int(cpu) for cpu in saved["cpus"]))
+
+
+def _reason(out: Path) -> str:
+    reason = out / REASON
+    return f": {reason.read_text()[:500]}" if reason.is_file() else ""
 
 
 def _child(job: FineTuneJob, cpus: list[int], deadline: float, out: Path) -> None:
-    os.sched_setaffinity(0, cpus)
-    set_torch_threads(1)
-    result = fine_tune_in_process(job, deadline)
+    try:
+        os.sched_setaffinity(0, cpus)
+        set_torch_threads(1)
+        result = fine_tune_in_process(job, deadline)
+    except (DagpilotError, OSError) as error:  # expected: the reason, not a traceback
+        (out / REASON).write_text(str(error))
+        raise SystemExit(1) from None
+    except Exception as error:  # a bug: the reason for the parent, the traceback for the log
+        (out / REASON).write_text(f"{type(error).__name__}: {error}")
+        raise
     torch.save({"state": result.state, "iterations": result.iterations,
-                "env_steps": result.env_steps}, out / WEIGHTS)
+                "env_steps": result.env_steps, "cpus": sorted(os.sched_getaffinity(0))},
+               out / WEIGHTS)
 
 
 def fine_tune_in_process(job: FineTuneJob, deadline: float) -> FineTuneResult:
