@@ -1,0 +1,408 @@
+"""Serving throughput and latency: kube-scheduler alone, with the dagpilot extender, and
+`dagpilot serve scheduler`, on the sandbox's real control plane.
+
+    NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR" \\
+        .venv/bin/python bench/serving_throughput.py [--nodes 100,1000] [--pods 300] \\
+        [--window 60] [--out FILE.json]
+
+For each node count, one sandbox (`builtin:scale-N`, twin off) and, for each scheduler in
+turn, the same stream of pods: the built-in mix's tasks (GPU tasks left out: scale-N nodes
+have no GPUs) rendered by live/pod_manifest without the runtime annotation, so kwok keeps
+them running; each pod's schedulerName is the scheduler's under test, each run has a fresh
+namespace, deleted after. Two measurements per scheduler:
+
+- saturation: `--pods` pods created at once (4 threads on keep-alive connections), pods/s
+  from the first create to the last bind seen on the watch;
+- latency: pods offered at 0.8x kube-scheduler-alone's saturated rate (measured first, in the
+  same run) for `--window` seconds; per pod, from the watch's receipt of the pending pod to
+  the watch's receipt of its binding, on this client's monotonic clock (not the API's 1 s
+  timestamps). Bound pods are deleted as they bind so the cluster never fills.
+
+Schedulers: (a) the sandbox's kube-scheduler (default-scheduler); (b) a second kube-scheduler
+with the shipped extenders entry (deploy/scheduler-extender, percentageOfNodesToScore 100)
+calling `dagpilot serve extender` over mTLS; (c) `dagpilot serve scheduler`. Both dagpilot
+servers run as their own processes, started by the CLI, each warmed with two pods before its
+measurement starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from dagpilot.live.pod_manifest import pod_manifest
+from dagpilot.live.task_annotations import RUNTIME
+from dagpilot.sandbox import build, components, launcher, process, rest
+from dagpilot.sandbox.components import Ports
+from dagpilot.sandbox.layout import Layout, free_ports
+from dagpilot.workloads import load
+
+REPO = Path(__file__).resolve().parent.parent
+DAGPILOT = str(Path(sys.executable).parent / "dagpilot")
+EXTENDER_PROFILE = "dagpilot-extender"
+CREATE_THREADS = 4
+OFFERED_FRACTION = 0.8
+WARM_PODS = 2
+SETTLE_S = 30.0  # how long after the last create a pod may still bind
+
+
+class Client:
+    """One keep-alive HTTPS connection to the API server (one per thread)."""
+
+    def __init__(self, api: rest.Endpoint) -> None:
+        self.api = api
+        self.connection = http.client.HTTPSConnection("127.0.0.1", api.port, timeout=30,
+                                                      context=api.context())
+
+    def send(self, method: str, path: str, body: object = None) -> int:
+        payload = None if body is None else json.dumps(body).encode()
+        headers = {"Accept": "application/json", "Content-Type": "application/json"}
+        for attempt in (1, 2):
+            try:
+                self.connection.request(method, path, body=payload, headers=headers)
+                reply = self.connection.getresponse()
+                reply.read()
+                return reply.status
+            except (OSError, http.client.HTTPException):
+                self.connection.close()  # reconnects on the next request
+                if attempt == 2:
+                    raise
+        return 0
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+class PodWatch:
+    """The watch of one namespace's pods: when each pod was first seen pending and when its
+    binding was first seen, by this client's monotonic clock; bound names go to `bound_queue`."""
+
+    def __init__(self, api: rest.Endpoint, namespace: str, horizon_s: int) -> None:
+        self.pending: dict[str, float] = {}
+        self.bound: dict[str, float] = {}
+        self.bound_queue: queue.Queue[str] = queue.Queue()
+        self.changed = threading.Condition()
+        listed = rest.get(api, f"/api/v1/namespaces/{namespace}/pods")
+        self._thread = threading.Thread(target=self._follow, daemon=True, args=(
+            api, namespace, listed["metadata"]["resourceVersion"], horizon_s))
+        self._thread.start()
+
+    def _follow(self, api: rest.Endpoint, namespace: str, version: str, horizon_s: int) -> None:
+        for event in rest.watch(api, f"/api/v1/namespaces/{namespace}/pods", version, horizon_s):
+            seen = time.monotonic()
+            pod = event.get("object") or {}
+            name = pod.get("metadata", {}).get("name")
+            if event.get("type") not in ("ADDED", "MODIFIED") or name is None:
+                continue
+            with self.changed:
+                self.pending.setdefault(name, seen)
+                if pod.get("spec", {}).get("nodeName") and name not in self.bound:
+                    self.bound[name] = seen
+                    self.bound_queue.put(name)
+                    self.changed.notify_all()
+
+    def wait_bound(self, names: set[str], deadline_s: float) -> bool:
+        deadline = time.monotonic() + deadline_s
+        with self.changed:
+            while not names <= self.bound.keys():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self.changed.wait(left)
+        return True
+
+
+def stream_tasks() -> list[Any]:
+    tasks = []
+    for job in load("builtin:mix"):
+        for task in job.tasks:
+            if not task.requests.gpus:
+                tasks.extend([task] * task.instances)
+    return tasks
+
+
+def manifests(tasks: list[Any], prefix: str, count: int, scheduler: str
+              ) -> list[dict[str, Any]]:
+    pods = []
+    for index in range(count):
+        pod = pod_manifest(tasks[index % len(tasks)], f"{prefix}-{index}", scheduler=scheduler)
+        pod["metadata"]["annotations"].pop(RUNTIME, None)  # no runtime: kwok keeps it running
+        pods.append(pod)
+    return pods
+
+
+@contextmanager
+def namespace(api: rest.Endpoint, prefix: str) -> Iterator[str]:
+    """A fresh namespace; its pods deleted and the namespace finalised on exit (no controller
+    manager runs in the sandbox)."""
+    name = f"{prefix}-{uuid.uuid4().hex[:6]}"
+    rest.create(api, "/api/v1/namespaces",
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    try:
+        yield name
+    finally:
+        rest.request(api, "DELETE", f"/api/v1/namespaces/{name}/pods?gracePeriodSeconds=0",
+                     timeout_s=60)
+        rest.request(api, "DELETE", f"/api/v1/namespaces/{name}")
+        rest.request(api, "PUT", f"/api/v1/namespaces/{name}/finalize",
+                     {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name},
+                      "spec": {"finalizers": []}})
+
+
+def warm(api: rest.Endpoint, ns: str, watch: PodWatch, tasks: list[Any], scheduler: str
+         ) -> None:
+    """Two pods bound before the clock starts: every scheduler is running and has its caches."""
+    client = Client(api)
+    pods = manifests(tasks, "warm", WARM_PODS, scheduler)
+    for pod in pods:
+        client.send("POST", f"/api/v1/namespaces/{ns}/pods", pod)
+    client.close()
+    if not watch.wait_bound({p["metadata"]["name"] for p in pods}, 180):
+        raise SystemExit(f"{scheduler}: warm-up pods not bound in 180 s")
+
+
+def saturation(api: rest.Endpoint, tasks: list[Any], scheduler: str, count: int
+               ) -> dict[str, Any]:
+    with namespace(api, "sat") as ns:
+        watch = PodWatch(api, ns, 600)
+        warm(api, ns, watch, tasks, scheduler)
+        pods = manifests(tasks, "p", count, scheduler)
+        shares = [pods[i::CREATE_THREADS] for i in range(CREATE_THREADS)]
+
+        def create(share: list[dict[str, Any]]) -> None:
+            client = Client(api)
+            for pod in share:
+                client.send("POST", f"/api/v1/namespaces/{ns}/pods", pod)
+            client.close()
+
+        threads = [threading.Thread(target=create, args=(share,)) for share in shares]
+        start = time.monotonic()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        created = time.monotonic() - start
+        names = {p["metadata"]["name"] for p in pods}
+        watch.wait_bound(names, SETTLE_S + 60)
+        binds = [watch.bound[n] for n in names if n in watch.bound]
+        elapsed = (max(binds) - start) if binds else float("nan")
+        return {"pods": count, "bound": len(binds), "create_s": round(created, 2),
+                "first_create_to_last_bind_s": round(elapsed, 2),
+                "pods_per_s": round(len(binds) / elapsed, 1) if binds else 0.0}
+
+
+def offered(api: rest.Endpoint, tasks: list[Any], scheduler: str, rate: float,
+            window_s: float) -> dict[str, Any]:
+    with namespace(api, "lat") as ns:
+        watch = PodWatch(api, ns, int(window_s + SETTLE_S + 240))
+        warm(api, ns, watch, tasks, scheduler)
+        count = max(1, int(rate * window_s))
+        pods = manifests(tasks, "p", count, scheduler)
+        done = threading.Event()
+        deleter = threading.Thread(target=_delete_bound, args=(api, ns, watch, done))
+        deleter.start()
+        client = Client(api)
+        start = time.monotonic()
+        for index, pod in enumerate(pods):
+            wait = start + index / rate - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)  # pacing the offered rate, not waiting on a result
+            client.send("POST", f"/api/v1/namespaces/{ns}/pods", pod)
+        offering_s = time.monotonic() - start
+        client.close()
+        names = {p["metadata"]["name"] for p in pods}
+        watch.wait_bound(names, SETTLE_S)
+        done.set()
+        deleter.join()
+        latencies = np.array([watch.bound[n] - watch.pending[n] for n in names
+                              if n in watch.bound and n in watch.pending]) * 1000
+        return {"offered_per_s": round(rate, 1), "pods": count,
+                "achieved_offer_per_s": round(count / offering_s, 1),
+                "bound": int(latencies.size),
+                "p50_ms": round(float(np.percentile(latencies, 50)), 1) if latencies.size else None,
+                "p99_ms": round(float(np.percentile(latencies, 99)), 1) if latencies.size else None,
+                "max_ms": round(float(latencies.max()), 1) if latencies.size else None}
+
+
+def _delete_bound(api: rest.Endpoint, ns: str, watch: PodWatch, done: threading.Event) -> None:
+    """Deletes pods as they bind, so a 60 s stream never fills the cluster."""
+    client = Client(api)
+    while not (done.is_set() and watch.bound_queue.empty()):
+        try:
+            name = watch.bound_queue.get(timeout=0.5)
+        except queue.Empty:
+            continue
+        if not name.startswith("warm"):
+            client.send("DELETE", f"/api/v1/namespaces/{ns}/pods/{name}?gracePeriodSeconds=0")
+    client.close()
+
+
+def shipped_extender_entry(port: int, pki: Path) -> dict[str, Any]:
+    """The extenders entry of deploy/, pointed at this machine's extender and certificates."""
+    config_map = yaml.safe_load(
+        (REPO / "deploy/scheduler-extender/scheduler-config.yaml").read_text())
+    [entry] = yaml.safe_load(config_map["data"]["scheduler-config.yaml"])["extenders"]
+    entry["urlPrefix"] = f"https://127.0.0.1:{port}"
+    entry["tlsConfig"] = {"certFile": str(pki / "scheduler-to-extender.crt"),
+                          "keyFile": str(pki / "scheduler-to-extender.key"),
+                          "caFile": str(pki / "ca.crt")}
+    return dict(entry)
+
+
+def _started(command: list[str], log: Path, ready: Callable[[], bool]) -> subprocess.Popen[bytes]:
+    with log.open("ab") as out:
+        child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=REPO)
+    deadline = time.monotonic() + 180
+    while not ready():
+        if child.poll() is not None or time.monotonic() > deadline:
+            child.kill()
+            raise SystemExit(f"{command[1:3]} did not start: see {log}")
+        time.sleep(0.5)  # polling a process's readiness
+    return child
+
+
+def _stop(child: subprocess.Popen[bytes]) -> None:
+    child.terminate()
+    try:
+        child.wait(20)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+
+
+def _listening(port: int) -> Callable[[], bool]:
+    def probe() -> bool:
+        try:
+            http.client.HTTPConnection("127.0.0.1", port, timeout=1).connect()
+        except OSError:
+            return False
+        return True
+    return probe
+
+
+@contextmanager
+def with_extender(layout: Layout, ports: Ports) -> Iterator[str]:
+    """`dagpilot serve extender` and a second kube-scheduler with the shipped entry."""
+    port, scheduler_port = free_ports(2)
+    pki = layout.pki
+    extender = _started([DAGPILOT, "serve", "extender", "--kubeconfig", str(layout.kubeconfig),
+                         "--port", str(port), "--tls-cert", str(pki / "serving.crt"),
+                         "--tls-key", str(pki / "serving.key"), "--client-ca",
+                         str(pki / "ca.crt"), "--models", str(REPO / "models"),
+                         "--address", "127.0.0.1"],
+                        layout.logs / "bench-extender.log", _listening(port))
+    component = components.kube_scheduler(
+        layout, build.bin_dir(), ports, extenders=[shipped_extender_entry(port, pki)],
+        profile=EXTENDER_PROFILE, name="kube-scheduler-extender", port=scheduler_port,
+        extra={"percentageOfNodesToScore": 100})
+    scheduler = process.start(component, layout.logs)
+    try:
+        process.wait_ready(component, scheduler)
+        yield EXTENDER_PROFILE
+    finally:
+        process.stop([scheduler])
+        _stop(extender)
+
+
+@contextmanager
+def with_custom_scheduler(layout: Layout) -> Iterator[str]:
+    child = _started([DAGPILOT, "serve", "scheduler", "--kubeconfig", str(layout.kubeconfig),
+                      "--models", str(REPO / "models"), "--scheduler-name", "dagpilot",
+                      "--no-leader-elect", "--metrics-port", "0",
+                      "--metrics-address", "127.0.0.1"],
+                     layout.logs / "bench-scheduler.log", lambda: True)
+    try:
+        yield "dagpilot"  # the warm-up pods wait until it binds
+    finally:
+        _stop(child)
+
+
+@contextmanager
+def kube_alone() -> Iterator[str]:
+    yield "default-scheduler"
+
+
+def run(nodes: int, count: int, window_s: float, directory: Path,
+        keep_logs: Path | None = None) -> dict[str, Any]:
+    state = launcher.up(f"builtin:scale-{nodes}", directory, twin=False)
+    layout = Layout(directory.resolve())
+    ports = Ports.of(list(state.ports.values()))
+    api = components.api_endpoint(layout, state.ports["apiserver"])
+    tasks = stream_tasks()
+    setups: dict[str, Callable[[], Any]] = {
+        "kube-scheduler": kube_alone,
+        "kube-scheduler + extender": lambda: with_extender(layout, ports),
+        "dagpilot serve scheduler": lambda: with_custom_scheduler(layout)}
+    results: dict[str, Any] = {"nodes": nodes, "schedulers": {}}
+    try:
+        rate = 0.0
+        for name, setup in setups.items():
+            with setup() as scheduler_name:
+                print(f"[{nodes} nodes] {name}: saturation", file=sys.stderr, flush=True)
+                figures = {"saturation": saturation(api, tasks, scheduler_name, count)}
+                if not rate:
+                    rate = OFFERED_FRACTION * figures["saturation"]["pods_per_s"]
+                print(f"[{nodes} nodes] {name}: {rate:.1f} pods/s offered", file=sys.stderr,
+                      flush=True)
+                figures["latency"] = offered(api, tasks, scheduler_name, rate, window_s)
+                results["schedulers"][name] = figures
+                print(json.dumps({name: figures}), file=sys.stderr, flush=True)
+    finally:
+        launcher.down(directory)
+        if keep_logs is not None:  # the dagpilot servers' logs, past the sandbox's removal
+            keep_logs.mkdir(parents=True, exist_ok=True)
+            for log in layout.logs.glob("bench-*.log"):
+                shutil.copy(log, keep_logs / f"{nodes}-{log.name}")
+    results["ratios"] = _ratios(results["schedulers"])
+    return results
+
+
+def _ratios(schedulers: dict[str, Any]) -> dict[str, float]:
+    alone = schedulers["kube-scheduler"]["saturation"]["pods_per_s"]
+    return {"custom_over_kube": round(
+                schedulers["dagpilot serve scheduler"]["saturation"]["pods_per_s"] / alone, 2),
+            "extender_over_kube": round(
+                schedulers["kube-scheduler + extender"]["saturation"]["pods_per_s"] / alone, 2)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--nodes", default="100,1000")
+    parser.add_argument("--pods", type=int, default=300)
+    parser.add_argument("--window", type=float, default=60.0)
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--logs", type=Path, help="keep the dagpilot servers' logs here")
+    args = parser.parse_args()
+    report = {"load_average": os.getloadavg(), "cpus": os.cpu_count(), "runs": []}
+    started = time.monotonic()
+    for nodes in (int(n) for n in args.nodes.split(",")):
+        with tempfile.TemporaryDirectory(prefix="dagpilot-throughput-") as directory:
+            report["runs"].append(run(nodes, args.pods, args.window, Path(directory),
+                                      args.logs))
+    report["wall_s"] = round(time.monotonic() - started, 1)
+    report["load_average_after"] = os.getloadavg()
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
