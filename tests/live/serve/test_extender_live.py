@@ -1,7 +1,8 @@
 """`dagpilot serve extender` inside a real kube-scheduler on the session's sandbox: a second
 kube-scheduler (profile dagpilot-extender) runs the shipped extenders entry over mTLS with
 percentageOfNodesToScore 100; its pods land on a node dagpilot scored 10 (its best) in at
-least 95 % of decisions, and with the extender stopped they still get scheduled."""
+least 95 % of decisions, an Argo Workflow through it Succeeds, and with the extender stopped
+pods still get scheduled."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import yaml
 from dagpilot.agent import load_scheduler
 from dagpilot.core.config import PhysicsParameters
 from dagpilot.live.view import LiveView
+from dagpilot.live.workflow_manifest import workflow_manifest
 from dagpilot.sandbox import build, components, process, rest
 from dagpilot.sandbox.components import Ports
 from dagpilot.sandbox.layout import Layout, free_ports
@@ -24,6 +26,7 @@ from dagpilot.sim import physics
 from tests.conftest import REPO
 from tests.deploy.manifests import named, render
 from tests.live import kube
+from tests.live.serve.scheduler_env import diamond, finished
 
 pytestmark = pytest.mark.live
 PROFILE = "dagpilot-extender"
@@ -91,6 +94,20 @@ def test_pods_land_on_dagpilots_best_node_and_schedule_without_it(sandbox: Sandb
             on_best = [name for name in names
                        if placed[name] in answers[f"{namespace}/{name}"].best()]
             assert len(on_best) >= 0.95 * PODS, (placed, answers)
+            # A Workflow through the same scheduler: Argo's pods ranked by the extender, run
+            # by the twin, the Workflow Succeeds.
+            rest.create(api, kube.WORKFLOWS.format(ns=namespace), workflow_manifest(
+                diamond("ext-dag"), name="ext-dag", scheduler=PROFILE))
+            done = finished(api, namespace, "ext-dag", deadline_s=180)
+            assert done["status"]["phase"] == "Succeeded", done["status"].get("message")
+            ranked = {answer.pod for answer in served.extender.answers
+                      if answer.verb == "prioritize"}
+            dag_pods = [p["metadata"]["name"] for p in kube.items(
+                api, f"/api/v1/namespaces/{namespace}/pods")
+                if p["metadata"].get("labels", {}).get("workflows.argoproj.io/workflow")
+                == "ext-dag"]
+            assert len(dag_pods) == 4
+            assert all(f"{namespace}/{name}" in ranked for name in dag_pods)
             stop.set()
             thread.join(timeout=30)
             later = [f"q-{i}" for i in range(AFTER_STOP)]
