@@ -28,6 +28,7 @@ from torch import Tensor
 from dagpilot import journal
 from dagpilot.agent import Agent
 from dagpilot.core.config import SimSettings
+from dagpilot.core.errors import DagpilotError
 from dagpilot.online.alert import alert, write_metrics
 from dagpilot.online.breaker import Breaker, Opened
 from dagpilot.online.config import OnlineConfig
@@ -140,7 +141,10 @@ class Adapter:
         if broken:  # NaN or infinite deltas: nothing to validate
             return self._failure(f"non-finite weights in {', '.join(broken[:3])}", serving,
                                  drift, None)
-        gate = self._gate(job, result.state)
+        try:
+            gate = self._gate(job, result.state)
+        except DagpilotError as error:  # e.g. a held-back episode with no arrival in its horizon
+            return self._failure(f"gate could not run: {error}", serving, drift, None)
         if not gate.passed:
             return self._failure(f"gate: JCT ratio upper bound {gate.interval.high:.4f} > 1.00",
                                  serving, drift, gate)
