@@ -59,6 +59,7 @@ class SchedulerLoop:
         self.unschedulable = UnschedulableQueue()
         self.retries = UnschedulableQueue(initial_s=0.2, max_s=5.0)
         self.outcomes: dict[str, int] = {"model": 0, "fallback": 0, "unschedulable": 0}
+        self.dropped = 0  # placements of pods no longer pending when they came to be bound
         self._decoder = Decoder()  # the filters' reasons, for unschedulable messages
         self._token = -1
         self._cluster = view.cluster
@@ -124,7 +125,12 @@ class SchedulerLoop:
         if key is None:  # not this view's pod: a bug of the policy, not of the pod
             log.error("placement of unknown pod %s dropped", placement.pod.name)
             return
-        view.assume(placement.pod, placement.node)
+        try:
+            view.assume(placement.pod, placement.node)
+        except ValueError as error:  # bound, deleted or its node gone since the round began
+            log.info("placement of %s dropped: %s", key, error)
+            self.dropped += 1
+            return
         self.unschedulable.release(placement.pod.uid)
         self.retries.release(placement.pod.uid)
         namespace, name = key.split("/", 1)
