@@ -81,3 +81,12 @@ def test_duplicate_parent_references_collapse() -> None:
     job = build(draft(task("a"), task("b", ("a", "a"))))
     assert job.task("b").parents == ("a",)
     assert job.task("a").children == ("b",)
+
+
+def test_a_wide_fan_in_with_recorded_children_is_checked_in_one_pass() -> None:
+    """20,000 parents of one task, each listing it as a child: a tuple lookup per edge made the
+    edge checks quadratic (the fuzzer's hang on a CWS trace with repeated rows)."""
+    width = 20_000
+    parents = tuple(f"p{i}" for i in range(width))
+    found = draft(*(task(p, children=("sink",)) for p in parents), task("sink", parents))
+    assert rules(found) == []

@@ -250,19 +250,23 @@ def _add_edge_violations(draft: JobDraft, index: dict[str, Task], records: dict[
     # A task named on either side of an edge is linked, whichever side recorded it.
     linked = {t.id for t in draft.tasks if t.parents or t.children} | {
         other for t in draft.tasks for other in (*t.parents, *t.children)}
+    # Sets, not the tuples: a task of thousands of parents would make the checks quadratic.
+    children_of = ({id(t): frozenset(t.children) for t in index.values()}
+                   if children_recorded else {})
+    parents_of = {id(t): frozenset(t.parents) for t in index.values()}
     for task, record in zip(draft.tasks, draft.records, strict=True):
         for parent in task.parents:
             if parent not in index:
                 add("dag.unknown-parent", record, f"task {task.id!r} names parent {parent!r}, "
                     "which is not in the job")
-            elif children_recorded and task.id not in index[parent].children:
+            elif children_recorded and task.id not in children_of[id(index[parent])]:
                 add("dag.children-mismatch", records[parent], f"task {parent!r} is a parent of "
                     f"{task.id!r} but does not list it as a child")
         for child in task.children:
             if child not in index:
                 add("dag.unknown-child", record, f"task {task.id!r} names child {child!r}, "
                     "which is not in the job")
-            elif task.id not in index[child].parents:
+            elif task.id not in parents_of[id(index[child])]:
                 add("dag.children-mismatch", records[child], f"task {child!r} is a child of "
                     f"{task.id!r} but does not list it as a parent")
         if len(index) > 1 and task.id not in linked:
