@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from dagpilot.core.errors import InvalidInput
+from dagpilot.core.reading.files import read_file
 from dagpilot.core.setting_ranges import check_all
 
 GIB = 2**30
@@ -152,18 +153,24 @@ class Settings:
     sim: SimSettings = field(default_factory=SimSettings)
 
 
+MAX_SETTINGS_BYTES = 1 << 20  # a settings file is a few hundred bytes
+
+
 def load_settings(path: Path | None = None) -> Settings:
     """Defaults, overridden group by group by a TOML file such as `[loaders] default_cpu = 2`;
     every value type- and range-checked (core/setting_ranges.py), with an InvalidInput naming
     the file, the [section] and the section.key."""
     if path is None:
         return Settings()
+    data = read_file(path, MAX_SETTINGS_BYTES)  # a regular file, capped, named on failure
     try:
-        raw = tomllib.loads(path.read_text())
-    except (OSError, UnicodeDecodeError) as error:
+        raw = tomllib.loads(data.decode())
+    except UnicodeDecodeError as error:
         raise InvalidInput(str(path), "", "", f"cannot read settings: {error}") from error
     except tomllib.TOMLDecodeError as error:
         raise InvalidInput(str(path), "", "", f"not valid TOML: {error}") from error
+    except RecursionError:  # tomllib recurses into nested arrays and inline tables
+        raise InvalidInput(str(path), "", "", "nested too deep to be settings") from None
     merged: Settings = _merge(Settings(), raw, str(path), "")
     check_all(merged, "", str(path))
     return merged
