@@ -70,10 +70,10 @@ def test_a_value_yaml_cannot_convert_is_invalid_input(text: str, message: str) -
 
 
 @pytest.mark.parametrize(("text", "record", "message"), [
-    (b"a: [1, 2\n", "line 2 column 1", "not valid YAML: expected ',' or ']'"),
-    (b"\xff\x00bad", "", "not valid YAML: invalid start byte (character 0xff at position "
-                         "0)"),
-    (b"a: \x01\n", "", "not valid YAML: special characters are not allowed"),
+    (b"a: [1, 2\n", "line 2 column 1", "not valid YAML: did not find expected ',' or ']'"),
+    (b"\xff\x00bad", "", "not valid YAML: invalid leading UTF-8 octet (character 0xff at "
+                         "position 0)"),
+    (b"a: \x01\n", "", "not valid YAML: control characters are not allowed"),
     (b"a: !!python/object:os.system x\n", "line 1 column 4", "not valid YAML: could not "
                                                              "determine a constructor"),
 ])
