@@ -12,9 +12,9 @@ from __future__ import annotations
 MIB = 2**20
 
 MAX_DOCUMENT_BYTES = 256 * MIB  # a JSON or YAML document, after decompression
-# YAML is parsed in pure Python (about 4 s of CPU per MiB): a larger cap would let a file hold
-# a parse for minutes. Argo manifests and cluster files are kilobytes.
-MAX_YAML_BYTES = 8 * MIB
+# YAML costs about 1 s of CPU per MiB to build (libyaml parses, Python constructs): a larger
+# cap would let one file hold a reader for long. Argo manifests and cluster files are KiB.
+MAX_YAML_BYTES = 4 * MIB
 MAX_TABLE_BYTES = 2048 * MIB  # a CSV table, after decompression; also any file the validator reads
 MAX_NESTING_DEPTH = 100  # objects/lists (mappings/sequences) inside each other
 MAX_ALIAS_NODES = 100_000  # the nodes YAML aliases may add to one file, once expanded
