@@ -11,7 +11,7 @@ from __future__ import annotations
 
 MIB = 2**20
 
-MAX_DOCUMENT_BYTES = 256 * MIB  # a JSON or YAML document, after decompression
+MAX_DOCUMENT_BYTES = 256 * MIB  # a JSON document, after decompression
 # YAML costs about 1 s of CPU per MiB to build (libyaml parses, Python constructs): a larger
 # cap would let one file hold a reader for long. Argo manifests and cluster files are KiB.
 MAX_YAML_BYTES = 4 * MIB
