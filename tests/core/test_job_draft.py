@@ -90,3 +90,13 @@ def test_a_wide_fan_in_with_recorded_children_is_checked_in_one_pass() -> None:
     parents = tuple(f"p{i}" for i in range(width))
     found = draft(*(task(p, children=("sink",)) for p in parents), task("sink", parents))
     assert rules(found) == []
+
+
+def test_thousands_of_copies_of_a_task_are_one_duplicate_each_not_quadratic() -> None:
+    """A trace whose rows repeat: 3,000 copies of one task of 3,000 parents (one shared
+    tuple) are reported as duplicates, and the edges are checked once per task id."""
+    parents = tuple(f"p{i}" for i in range(3_000))
+    copy = task("sink", parents)
+    found = draft(*(task(p) for p in parents), *([copy] * 3_000))
+    assert {rule for rule, _ in rules(found)} == {"dag.duplicate-id"}
+    assert len(rules(found)) == 2_999

@@ -199,7 +199,7 @@ def _dag_violations(draft: JobDraft, children: dict[str, tuple[str, ...]]
         records.setdefault(task.id, record)
     index = {t.id: t for t in draft.tasks}
     named_parents: set[str] = set()
-    for task in draft.tasks:
+    for task in index.values():  # once per id: copies of a repeated row share their parents
         named_parents.update(task.parents)
     known: Mapping[str, Sequence[str]]
     if _edges_consistent(draft, index, children, named_parents):
@@ -246,15 +246,19 @@ def _add_orphans(draft: JobDraft, index: dict[str, Task], named_parents: set[str
 def _add_edge_violations(draft: JobDraft, index: dict[str, Task], records: dict[str, str],
                          add: _Add) -> None:
     """Unknown parents and children, the two sides of an edge disagreeing, and orphans."""
-    children_recorded = any(t.children for t in draft.tasks)
+    # One pass per task id: a duplicated id is reported once already (dag.duplicate-id), and
+    # repeating its edges for every copy made the checks quadratic (a trace with repeated rows).
+    tasks = list(index.values())
+    children_recorded = any(t.children for t in tasks)
     # A task named on either side of an edge is linked, whichever side recorded it.
-    linked = {t.id for t in draft.tasks if t.parents or t.children} | {
-        other for t in draft.tasks for other in (*t.parents, *t.children)}
+    linked = {t.id for t in tasks if t.parents or t.children} | {
+        other for t in tasks for other in (*t.parents, *t.children)}
     # Sets, not the tuples: a task of thousands of parents would make the checks quadratic.
     children_of = ({id(t): frozenset(t.children) for t in index.values()}
                    if children_recorded else {})
     parents_of = {id(t): frozenset(t.parents) for t in index.values()}
-    for task, record in zip(draft.tasks, draft.records, strict=True):
+    for task in tasks:
+        record = records[task.id]
         for parent in task.parents:
             if parent not in index:
                 add("dag.unknown-parent", record, f"task {task.id!r} names parent {parent!r}, "
