@@ -146,13 +146,19 @@ def _message_flags(message: str) -> list[str]:
     flags = []
     if len(message) > LONG_MESSAGE:
         flags.append("long-message")
-    if any(ord(char) in _CONTROL for char in message):
+    if _has_control_chars(message):
         flags.append("control-chars")
     return flags
 
 
 def _output_flags(output: str) -> list[str]:
-    return ["control-chars"] if any(ord(char) in _CONTROL for char in output) else []
+    return ["control-chars"] if _has_control_chars(output) else []
+
+
+def _has_control_chars(text: str) -> bool:
+    """Raw control characters (a terminal escape) in what a user would see; the first part
+    only: a message of gigabytes is a finding of its own (long-message), not a reason to hang."""
+    return any(ord(char) in _CONTROL for char in text[:1 << 20])
 
 
 def _shown(text: str, scratch: str) -> str:

@@ -17,7 +17,7 @@ from fuzz.targets import TARGETS
 # Cases per target, sized so the whole file runs in about a minute on 2 cores: the registry and
 # settings targets cost a few hundred ms a case (a model load, a small benchmark).
 SLOW = {"settings": 8, "registry-config": 8, "registry-normaliser": 8, "registry-metadata": 8,
-        "registry-npz": 8, "tpch": 15}
+        "registry-npz": 8, "extender-args": 8, "tpch": 15}
 BUDGET = 25
 LIMITS = Limits(timeout_s=10.0, memory_cap_bytes=1 << 30)
 
