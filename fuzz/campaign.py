@@ -19,6 +19,7 @@ from fuzz.targets import TARGETS, Target
 FAILURE_KINDS = ("exception", "memory", "hang", "signal")
 # each test of these costs a worker restart (and a hang the whole time limit): fewer tests
 SLOW_TESTS = {"memory": 80, "signal": 80, "hang": 25}
+MINIMIZE_SECONDS = 180.0  # per failure: tests of large inputs take seconds each
 
 
 @dataclass
@@ -143,7 +144,7 @@ def minimized(worker: Worker, finding: Finding, scratch: Path, tests: int) -> Ca
             members //= 2
         case = Case(case.payload, case.name, f"bomb:{members}", case.companions)
     payload = minimize.minimize(case.payload, lambda data: still_fails(case.with_payload(data)),
-                                tests, _syntax(case.name))
+                                tests, _syntax(case.name), MINIMIZE_SECONDS)
     return case.with_payload(payload)
 
 

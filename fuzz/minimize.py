@@ -6,6 +6,8 @@ on bytes."""
 from __future__ import annotations
 
 import json
+import math
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -14,16 +16,25 @@ Check = Callable[[bytes], bool]  # True: this input still fails the same way
 
 
 class Budget:
-    def __init__(self, tests: int) -> None:
-        self.left = tests
+    """Test runs left, and a deadline: a test of a large input can take seconds."""
+
+    def __init__(self, tests: int, seconds: float = math.inf) -> None:
+        self._tests = tests
+        self._deadline = time.monotonic() + seconds
+
+    @property
+    def left(self) -> int:
+        return self._tests if time.monotonic() < self._deadline else 0
 
     def spend(self) -> bool:
-        self.left -= 1
-        return self.left >= 0
+        """Take one test; False when none is left (or the time is up)."""
+        self._tests -= 1
+        return self._tests >= 0 and time.monotonic() < self._deadline
 
 
-def minimize(data: bytes, still_fails: Check, tests: int = 300, syntax: str = "") -> bytes:
-    budget = Budget(tests)
+def minimize(data: bytes, still_fails: Check, tests: int = 300, syntax: str = "",
+             seconds: float = math.inf) -> bytes:
+    budget = Budget(tests, seconds)
     if syntax == "json":
         data = _json_tree(data, still_fails, budget)
     lines = ddmin(data.splitlines(keepends=True), lambda kept: still_fails(b"".join(kept)), budget)
