@@ -60,6 +60,7 @@ class Tally:
             self.findings[result.signature] = Finding(result, case, found)
 
     def as_json(self) -> dict[str, Any]:
+        running = sum(self.seconds_by_kind.values())  # the mutations' own time, not minimising
         return {
             "mutations": self.mutations,
             "accepted": self.outcomes["accepted"], "clean_errors": self.outcomes["clean"],
@@ -68,7 +69,7 @@ class Tally:
             "seconds": round(self.seconds, 1),
             "seconds_by_outcome": {kind: round(spent, 1)
                                    for kind, spent in self.seconds_by_kind.items()},
-            "cases_per_s": round(self.mutations / self.seconds, 1) if self.seconds else None,
+            "cases_per_s": round(self.mutations / running, 1) if running else None,
             "worker_starts": self.worker_starts,
             "distinct_failures": [
                 {**finding.result.as_json(), "count": finding.count, "found": finding.found,

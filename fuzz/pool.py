@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from fuzz import worker
 
@@ -53,8 +53,10 @@ class Result:
 
     @property
     def signature(self) -> Signature:
-        """Two failures with one signature are one defect (kept once, minimised once)."""
-        return (self.kind, self.error_type, self.where)
+        """Two failures with one signature are one defect (kept once, minimised once). A hang
+        is known by the function it loops in (error_type), not by the line it was caught at."""
+        where = self.where.rpartition(":")[0] if self.kind == "hang" else self.where
+        return (self.kind, self.error_type, where)
 
     def as_json(self) -> dict[str, Any]:
         shown = {"kind": self.kind, "type": self.error_type, "where": self.where,
@@ -90,9 +92,9 @@ class Worker:
         connection.send(str(path))
         limit = timeout_s or self.limits.timeout_s
         if not connection.poll(limit):
-            where, line = self._stack_of_hung_worker()
+            function, where, line = self._where_hung()
             self._stop()
-            return Result("hang", "", where, line, f"no answer within {limit:g} s")
+            return Result("hang", function, where, line, f"no answer within {limit:g} s")
         try:
             reply = connection.recv()
         except (EOFError, ConnectionError):
@@ -142,17 +144,36 @@ class Worker:
         name = signal.Signals(-code).name if code is not None and code < 0 else f"exit {code}"
         return Result("signal", name, where, line, tail)
 
-    def _stack_of_hung_worker(self) -> tuple[str, str]:
-        """Where the worker is stuck: it dumps its stack on STACK_SIGNAL (faulthandler)."""
+    def _where_hung(self) -> tuple[str, str, str]:
+        """The loop a hung worker is in: the deepest dagpilot frame that three stack samples
+        (faulthandler, on STACK_SIGNAL, 0.2 s apart) share, as (`in FUNCTION`, file:line,
+        source). The innermost frame alone differs from sample to sample."""
+        samples = [frames for frames in (self._stack_sample() for _ in range(3)) if frames]
+        if not samples:
+            return "", "", ""
+        shared: list[Frame] = []
+        for frames in zip(*samples, strict=False):  # outermost first
+            if any((f.file, f.function) != (frames[0].file, frames[0].function) for f in frames):
+                break
+            shared.append(frames[0])
+        ours = [frame for frame in shared if "/dagpilot/" in frame.file] or shared[-1:]
+        if not ours:
+            return "", "", ""
+        frame = ours[-1]
+        return (f"in {frame.function}", f"{worker.relative(frame.file)}:{frame.line}",
+                linecache.getline(frame.file, frame.line).strip())
+
+    def _stack_sample(self) -> list[Frame]:
         if self._process is None or self._process.pid is None:
-            return "", ""
+            return []
         before = self._log().count(_STACK_HEADER)
         with contextlib.suppress(OSError):
             os.kill(self._process.pid, worker.STACK_SIGNAL)
         deadline = time.monotonic() + 2.0
         while time.monotonic() < deadline and self._log().count(_STACK_HEADER) == before:
             time.sleep(0.05)
-        return _innermost(self._log())
+        time.sleep(0.2)
+        return _frames(self._log())[::-1]
 
     def _log(self) -> str:
         try:
@@ -178,18 +199,30 @@ class Worker:
 
 
 _STACK_HEADER = "(most recent call first)"
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<function>\S+)')
+
+
+class Frame(NamedTuple):
+    file: str
+    line: int
+    function: str
+
+
+def _frames(log: str) -> list[Frame]:
+    """The last stack faulthandler wrote to the log, most recent call first."""
+    stack = log.rpartition(_STACK_HEADER)[2]
+    return [Frame(m["file"], int(m["line"]), m["function"]) for m in _FRAME.finditer(stack)]
 
 
 def _innermost(log: str) -> tuple[str, str]:
-    """The innermost dagpilot frame of the last stack faulthandler wrote: (file:line, source)."""
-    stack = log.rpartition(_STACK_HEADER)[2]
-    frames = [(match["file"], int(match["line"])) for match in _FRAME.finditer(stack)]
-    ours = [frame for frame in frames if "/dagpilot/" in frame[0]] or frames
+    """The innermost dagpilot frame of a crash's stack: (file:line, source)."""
+    frames = _frames(log)
+    ours = [frame for frame in frames if "/dagpilot/" in frame.file] or frames
     if not ours:
         return "", ""
-    file, number = ours[0]  # faulthandler lists the most recent call first
-    return f"{worker.relative(file)}:{number}", linecache.getline(file, number).strip()
+    frame = ours[0]
+    return f"{worker.relative(frame.file)}:{frame.line}", linecache.getline(
+        frame.file, frame.line).strip()
 
 
 def _received(connection: Connection) -> Any:
