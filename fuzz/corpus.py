@@ -31,7 +31,7 @@ def save(folder: Path, target: str, case: Case, result: Result,
     if len(case.payload) > MAX_FIXTURE_BYTES:
         return None
     key = "|".join(result.signature).encode()
-    stem = "-".join(part for part in (result.kind, result.error_type.replace(" ", ""),
+    stem = "-".join(part for part in (result.kind, "-".join(result.error_type.split()),
                                       hashlib.sha256(key).hexdigest()[:8]) if part)
     suffix = "".join(Path(case.name).suffixes) or ".input"
     folder = folder / target
