@@ -171,6 +171,9 @@ def load_settings(path: Path | None = None) -> Settings:
         raise InvalidInput(str(path), "", "", f"not valid TOML: {error}") from error
     except RecursionError:  # tomllib recurses into nested arrays and inline tables
         raise InvalidInput(str(path), "", "", "nested too deep to be settings") from None
+    except ValueError:  # an integer past Python's 4,300-digit conversion limit
+        raise InvalidInput(str(path), "", "", "a number has too many digits to be a setting"
+                           ) from None
     merged: Settings = _merge(Settings(), raw, str(path), "")
     check_all(merged, "", str(path))
     return merged
