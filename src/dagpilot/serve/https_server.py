@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from socket import socket
+from socket import IPPROTO_TCP, TCP_NODELAY, socket
 from typing import Any
 
 from dagpilot.serve.tls import AllowList, Subject, subject_of
@@ -132,6 +132,7 @@ class _Server(ThreadingHTTPServer):
         raw: socket = request
         raw.settimeout(HANDSHAKE_TIMEOUT_S)
         try:
+            raw.setsockopt(IPPROTO_TCP, TCP_NODELAY, 1)  # a reply is sent when complete
             connection = self.context.wrap_socket(raw, server_side=True)
             connection.settimeout(self.timeout_s)
         except (ssl.SSLError, OSError) as error:
@@ -151,6 +152,10 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive
+    # Buffered, so a reply's headers and body leave in one write when the request ends: as two
+    # writes, Nagle's algorithm holds the body until the client's delayed ACK of the headers,
+    # 40 ms per reply on Linux.
+    wbufsize = 1 << 16
     server: _Server
 
     def do_GET(self) -> None:
