@@ -167,13 +167,14 @@ def test_a_cluster_file_of_two_documents_is_refused(tmp_path: Path) -> None:
 
 # --- size ------------------------------------------------------------------------------
 
-def test_a_gzip_bomb_stops_at_the_document_ceiling(tmp_path: Path) -> None:
+def test_a_gzip_bomb_stops_at_the_ratio_limit(tmp_path: Path) -> None:
     member = gzip.compress(bytes(2**20), compresslevel=9)  # 1 MiB of zeros in about 1 KiB
     path = tmp_path / "bomb.json.gz"
-    path.write_bytes(member * 300)  # 300 MiB from about 300 KiB
+    path.write_bytes(member * 300)  # 300 MiB from about 300 KiB: stopped at the 64 MiB floor
     error = refused(f"wfformat:{path}")
     assert (error.file, error.message) == (
-        str(path), "decompresses to more than the limit of 256 MiB for this kind of file")
+        str(path), "decompresses to more than 64 MiB, 200 times its compressed size (a gzip "
+        "bomb?)")
 
 
 # --- what the OS refuses --------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import random
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,20 @@ def test_decompression_stops_at_the_cap() -> None:
     assert (caught.value.file, caught.value.message) == (
         "bomb.json.gz", "decompresses to more than the limit of 2 MiB for this kind of file")
     assert len(gunzip(bomb, "bomb.json.gz", 8 * MIB)) == 8 * MIB  # exactly the cap is fine
+
+
+def test_a_bomb_stops_at_the_ratio_limit_before_the_cap() -> None:
+    bomb = zeros_bomb(80)  # 80 MiB from about 80 KiB: 200 x 80 KiB is under the 64 MiB floor
+    with pytest.raises(InvalidInput) as caught:
+        gunzip(bomb, "bomb.csv.gz", 2048 * MIB)
+    assert caught.value.message == (
+        "decompresses to more than 64 MiB, 200 times its compressed size (a gzip bomb?)")
+
+
+def test_a_large_file_may_expand_past_the_floor_within_the_ratio() -> None:
+    data = random.Random(1).randbytes(33 * MIB).hex().encode()  # 66 MiB, compresses about 2x
+    packed = gzip.compress(data, compresslevel=1)
+    assert len(gunzip(packed, "big.csv.gz", 2048 * MIB)) == len(data)
 
 
 @pytest.mark.parametrize("damage", ["truncate", "corrupt"])
