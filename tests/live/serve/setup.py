@@ -1,6 +1,7 @@
 """What the webhook's live tests set up on the sandbox: the shipped manifests applied, the
 webhook's ServiceAccount token (TokenRequest: no controller manager mints one), client
-certificates from the sandbox CA, and `dagpilot serve webhook` as a process of its own."""
+certificates from the sandbox CA, and `dagpilot serve webhook` as a process of its own (the
+live tests and bench/end_to_end_jct.py share them)."""
 
 from __future__ import annotations
 
@@ -26,9 +27,11 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from dagpilot.sandbox import rest
-from tests.deploy.manifests import Object, collection
+from tests.deploy.manifests import DEPLOY, Object, collection, in_namespace, render
+from tests.live.kube import WORKFLOWS, wait_for
 
 READY = re.compile(r"webhook on https://[^:]+:(\d+) ")
+WEBHOOK_ACCOUNT = "dagpilot-webhook"
 
 
 class SandboxCa:
@@ -164,3 +167,57 @@ def webhook_process(arguments: list[str], log: Path,
         process.wait(timeout=30)
         reader.join(timeout=10)
         process.stdout.close()
+
+
+PROBE = {"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow",
+         "metadata": {"generateName": "probe-"},
+         "spec": {"entrypoint": "work", "templates": [
+             {"name": "work", "container": {"image": "busybox"}}]}}
+
+
+def shipped_webhook() -> tuple[list[Object], Object]:
+    """deploy/'s webhook RBAC (ServiceAccount, Role, RoleBinding) and its
+    MutatingWebhookConfiguration."""
+    rbac = [o for o in render(DEPLOY / "webhook")
+            if o["kind"] in ("ServiceAccount", "Role", "RoleBinding")]
+    [mutating] = [o for o in render() if o["kind"] == "MutatingWebhookConfiguration"]
+    return rbac, mutating
+
+
+@contextmanager
+def webhook_serving(api: rest.Endpoint, namespace: str, folder: Path, pki: Path,
+                    keys_file: Path, *, history_file: Path | None = None
+                    ) -> Iterator[tuple[int, Path]]:
+    """`dagpilot serve webhook` creating signed Workflows in `namespace` as its own
+    ServiceAccount (the shipped RBAC applied there), and the shipped
+    MutatingWebhookConfiguration pointed at it, removed on exit; yields the port and the
+    ServiceAccount's kubeconfig."""
+    rbac, mutating = shipped_webhook()
+    apply(api, in_namespace(rbac, namespace))
+    kubeconfig = service_account_kubeconfig(api, namespace, WEBHOOK_ACCOUNT,
+                                            folder / f"webhook-{namespace}.kubeconfig")
+    arguments = [f"--kubeconfig={kubeconfig}", "--port=0", "--address=127.0.0.1",
+                 f"--tls-cert={pki / 'serving.crt'}", f"--tls-key={pki / 'serving.key'}",
+                 f"--client-ca={pki / 'ca.crt'}", f"--keys={keys_file}",
+                 f"--namespace={namespace}",
+                 *([f"--history={history_file}"] if history_file is not None else [])]
+    with webhook_process(arguments, folder / f"webhook-{namespace}.log") as port:
+        installed = [webhook_configuration(mutating, port, pki / "ca.crt")]
+        apply(api, installed)
+        try:
+            yield port, kubeconfig
+        finally:
+            delete(api, installed)
+
+
+def wait_mutating(api: rest.Endpoint, namespace: str, kubeconfig: Path,
+                  deadline_s: float = 30.0) -> None:
+    """The API server applies a new MutatingWebhookConfiguration within a second or so:
+    dry runs as the kubeconfig's ServiceAccount until the webhook sets the scheduler name."""
+    path = WORKFLOWS.format(ns=namespace) + "?dryRun=All"
+    token = yaml.safe_load(kubeconfig.read_text())["users"][0]["user"]["token"]
+
+    def mutated() -> bool:
+        status, answer = as_token(api, token, "POST", path, PROBE)
+        return status == 201 and answer["spec"].get("schedulerName") == "dagpilot"
+    wait_for("the mutating webhook in force", mutated, deadline_s)
