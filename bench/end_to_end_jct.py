@@ -10,9 +10,10 @@ placement changes runtimes through the simulator's physics). The stream: the bui
 jobs with at most `--max-pods` pods and a critical path of at most `--max-critical-s` (Spark
 ETL's 100-357 pods of ~50 s each would measure the control plane, not placement), Poisson
 arrivals at `--load` as `dagpilot bench` draws them (seed `--seed`), the first `--jobs`.
-Each job is rendered as an Argo Workflow (live/workflow_manifest) and submitted through the
-signed endpoint of `dagpilot serve webhook` (a process, with the shipped RBAC and
-MutatingWebhookConfiguration, as tests/live/serve sets it up) at its arrival time / scale.
+Each job is rendered as an Argo Workflow (live/workflow_manifest; each pod retried after an
+OOM kill as often as the simulator retries one) and submitted through the signed endpoint of
+`dagpilot serve webhook` (a process, with the shipped RBAC and MutatingWebhookConfiguration,
+as tests/live/serve sets it up) at its arrival time / scale.
 
 Run 1: a namespace labelled `dagpilot.io/managed`, so the API server's call of the webhook sets
 schedulerName dagpilot, and `dagpilot serve scheduler` (a process, the registry's current
@@ -119,6 +120,17 @@ class Submitter:
         return name
 
 
+def rendered(job: Job) -> dict[str, Any]:
+    """The job's Workflow; each pod retried after an OOM kill as often as the simulator
+    retries one (SimSettings.oom_retry_limit, Argo's retryStrategy on the pod templates)."""
+    manifest = workflow_manifest(job, name=argo_name(job.id))
+    retries = {"limit": str(SimSettings().oom_retry_limit), "retryPolicy": "OnFailure"}
+    for template in manifest["spec"]["templates"]:
+        if "container" in template:
+            template["retryStrategy"] = retries
+    return manifest
+
+
 def run_stream(api: rest.Endpoint, submitter: Submitter, pki: Path, jobs: list[Job], *,
                managed: bool, time_scale: float, budget_s: float) -> dict[str, Any]:
     """The stream through the signed endpoint into a fresh namespace, paced at the arrival
@@ -138,7 +150,7 @@ def run_stream(api: rest.Endpoint, submitter: Submitter, pki: Path, jobs: list[J
                 if wait > 0:
                     time.sleep(wait)  # pacing the arrivals, not waiting on a result
                 lags.append(time.monotonic() - started - job.arrival_s / time_scale)
-                submitter.send(port, workflow_manifest(job, name=argo_name(job.id)))
+                submitter.send(port, rendered(job))
             workflows = _until_ended(api, ns, len(jobs), started + budget_s)
             pods = items(api, f"/api/v1/namespaces/{ns}/pods")
         wall_s = time.monotonic() - started
