@@ -19,7 +19,7 @@ MAX_TABLE_BYTES = 2048 * MIB  # a CSV table, after decompression; also any file 
 # Gzip expands a file at most this many times, or to MAX_GZIP_FLOOR_BYTES for a small one: the
 # shared traces expand at most 35x (a WfInstances Montage), CSV and JSON about 5-15x, while
 # deflate reaches 1,032x on a bomb. Without it, a 1 MB file would fill memory with 1 GiB.
-MAX_GZIP_RATIO = 200
+MAX_GZIP_RATIO = 100
 MAX_GZIP_FLOOR_BYTES = 64 * MIB
 MAX_NESTING_DEPTH = 100  # objects/lists (mappings/sequences) inside each other
 MAX_ALIAS_NODES = 100_000  # the nodes YAML aliases may add to one file, once expanded
@@ -27,4 +27,4 @@ MAX_ALIAS_NODES = 100_000  # the nodes YAML aliases may add to one file, once ex
 
 def size_text(count: int) -> str:
     """A byte count as people read ceilings: `256 MiB`, or the bytes when under 1 MiB."""
-    return f"{count / MIB:g} MiB" if count >= MIB else f"{count} bytes"
+    return f"{count / MIB:.4g} MiB" if count >= MIB else f"{count} bytes"
