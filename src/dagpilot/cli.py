@@ -32,6 +32,7 @@ from dagpilot.bench import harness, main_job
 from dagpilot.bench.cws_replay import LATE_S
 from dagpilot.bench.feasibility import check_fits
 from dagpilot.bench.offered_load import cpu_equivalent_cores
+from dagpilot.cli_canary import canary_app
 from dagpilot.clusters import load_cluster
 from dagpilot.clusters import summary as cluster_summary
 from dagpilot.core.config import Settings, load_settings
@@ -68,8 +69,9 @@ shadow_app = typer.Typer(help="Shadow mode's journal: how dagpilot compares with
                          "it shadowed (docs/SERVING.md).", no_args_is_help=True)
 app.add_typer(shadow_app, name="shadow")
 ops_app = typer.Typer(help="The operator's tools: Prometheus configuration, node diagnosis, "
-                      "release checks.", no_args_is_help=True)
+                      "release checks, canary rollout.", no_args_is_help=True)
 app.add_typer(ops_app, name="ops")
+ops_app.add_typer(canary_app, name="canary")
 app.add_typer(online_app, name="online")
 docs_app = typer.Typer(help="Documentation generated from the code.", no_args_is_help=True)
 app.add_typer(docs_app, name="docs")

@@ -6,6 +6,7 @@
     ROOT/<version>/metadata.json      training command, seed, data, commit, figures, publication
     ROOT/SHA256SUMS                   `sha256sum` lines for every file of every version
     ROOT/current -> <version>         relative symlink: the version in service
+    ROOT/canary.json                  a topology canary's state (registry/canary.py), optional
 
 Entries whose name starts with a dot are the registry's own scratch space (an interrupted
 publish leaves `.publish-*`) and are never served, listed or checked.
@@ -22,6 +23,7 @@ from dagpilot.registry.errors import CannotCheck, RegistryError
 
 SUMS = "SHA256SUMS"
 CURRENT = "current"
+CANARY = "canary.json"  # the canary's state (registry/canary.py): not a version, not summed
 WEIGHTS = "weights.pt"
 CONFIG = "config.json"
 METADATA = "metadata.json"
@@ -33,7 +35,7 @@ SCHEMA_KEY = "feature_schema_version"
 MIN_BYTES = {WEIGHTS: 512, CONFIG: 2, METADATA: 2, "normaliser.json": 2, "normaliser.npz": 22}
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,99}")
-_RESERVED = frozenset({SUMS, CURRENT})
+_RESERVED = frozenset({SUMS, CURRENT, CANARY})
 
 
 def is_valid_name(name: str) -> bool:

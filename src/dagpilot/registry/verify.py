@@ -19,6 +19,7 @@ from dagpilot.registry.checksums import read_sums
 from dagpilot.registry.decode import decode_file
 from dagpilot.registry.errors import CannotCheck
 from dagpilot.registry.layout import (
+    CANARY,
     CURRENT,
     NORMALISERS,
     SUMS,
@@ -112,7 +113,7 @@ def _unlisted_problems(root: Path, sums: Mapping[str, str]) -> Iterator[Problem]
     with os.scandir(root) as scan:
         entries = sorted((entry.name, entry.is_dir(follow_symlinks=False)) for entry in scan)
     for name, is_folder in entries:
-        if name.startswith(".") or name in (SUMS, CURRENT):
+        if name.startswith(".") or name in (SUMS, CURRENT, CANARY):
             continue
         if not is_folder:
             yield Problem(str(root / name), "unexpected in the registry root: not covered by "

@@ -40,6 +40,8 @@ class Choice:
     reason: str | None = None  # why the fallback decided
     decision: Decision | None = None  # the model's, for the journal
     decision_s: float = 0.0
+    cohort: str | None = None  # during a canary: the pod's cohort, "stable" or "canary"
+    node_set: str | None = None  # and whose nodes took it (model_by_node.py)
 
 
 class Decider:

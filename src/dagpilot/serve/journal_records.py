@@ -5,7 +5,9 @@ model or fallback, with the reason), the model version, the mask size (feasible 
 candidates x nodes), the action (the flat index into that grid, the node, the GPUs), the
 observation's key figures (nodes, candidates, jobs, the cluster's CPU and memory in use, the
 chosen node's and the pod's raw features) and the explanation (top 3 nodes and how many nodes
-each filter rejected). An outcome record follows when the bind's result is known.
+each filter rejected); during a canary, the node set that took the pod (`node_set`: stable or
+canary, whose model decided) and the pod's cohort. An outcome record follows when the bind's
+result is known.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ def decision_record(view: ClusterView, choice: Choice, key: str, uid: str | None
         "reason": choice.reason, "node": placement.node, "gpus": list(placement.gpus),
         "score": round(placement.score, 5), "decision_ms": round(choice.decision_s * 1e3, 3),
         "observation": cluster_figures(view), "explanation": explanation(placement)}
+    if choice.node_set is not None:  # a canary is active: whose nodes, whose pod
+        record["node_set"], record["cohort"] = choice.node_set, choice.cohort
     decision = choice.decision
     if decision is not None and decision.policy_input is not None:
         policy_input = decision.policy_input

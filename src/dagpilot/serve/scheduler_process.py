@@ -24,11 +24,14 @@ from dagpilot.journal import DEFAULT_KEEP, DEFAULT_MAX_BYTES, Journal
 from dagpilot.live.view import TopologyRtt
 from dagpilot.policy.process import settle_scheduler_process
 from dagpilot.serve.binder import Binder
+from dagpilot.serve.canary_metrics import CanaryMetrics
+from dagpilot.serve.canary_reload import CanaryModel
 from dagpilot.serve.cpu_pinning import pin
 from dagpilot.serve.deadline import DEFAULT_DEADLINE_S, DeadlineRunner
 from dagpilot.serve.decisions import Decider, PolicySource
 from dagpilot.serve.fallback import Fallback
 from dagpilot.serve.leader import AlwaysLeader, LeaderElector, LeaseConfig
+from dagpilot.serve.model_by_node import NodeSetDecider
 from dagpilot.serve.model_reload import ModelPolicy
 from dagpilot.serve.scheduler_loop import LoopConfig, SchedulerLoop
 from dagpilot.serve.scheduler_view import SchedulerView
@@ -76,6 +79,7 @@ class SchedulerProcess:
         self.metrics_port: int | None = None
         self.cpus: frozenset[int] | None = None
         self.models: ModelPolicy | None = None
+        self.canary: CanaryModel | None = None  # ROOT/canary.json: a second version's nodes
         self.view: SchedulerView | None = None
         self.leader: LeaderElector | AlwaysLeader = AlwaysLeader()
         self.binder: Binder | None = None
@@ -90,6 +94,7 @@ class SchedulerProcess:
         source = self._source
         if source is None:
             self.models = ModelPolicy(config.models, config.reload_period_s)
+            self.canary = CanaryModel(config.models, config.reload_period_s)
             source = self.models
         settle_scheduler_process(settle=self._source is None)
         if config.journal is not None:
@@ -106,6 +111,9 @@ class SchedulerProcess:
         view.start(config.start_timeout_s)
         self._runner = DeadlineRunner(config.deadline_s)
         decider = Decider(source, self._runner, Fallback())
+        if self.canary is not None:
+            decider = NodeSetDecider(source, self._runner, Fallback(), canary=self.canary,
+                                     metrics=CanaryMetrics(self.metrics.registry))
         if config.shadow:
             self.loop = ShadowLoop(view, decider, self.metrics, self.journal)
         else:
@@ -121,6 +129,8 @@ class SchedulerProcess:
         self.leader.start()
         if self.models is not None:
             self.models.start()
+        if self.canary is not None:
+            self.canary.start()
 
     def run(self, stop: threading.Event) -> None:
         assert self.loop is not None, "start() first"
@@ -132,6 +142,8 @@ class SchedulerProcess:
         self.leader.close(release=release_lease)
         if self.models is not None:
             self.models.close()
+        if self.canary is not None:
+            self.canary.close()
         if self.binder is not None:
             self.binder.close()
         if self._runner is not None:
