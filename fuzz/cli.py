@@ -80,7 +80,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice")
     parser.add_argument("--out", type=Path, default=Path("bench/out/fuzz"),
                         help="folder for fuzz.json")
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per input")
+    parser.add_argument("--timeout", type=float, default=10.0,
+                        help="CPU seconds per input (wall clock: 10 times that)")
     parser.add_argument("--memory-mib", type=int, default=1024,
                         help="address space a worker may add to what it maps after its imports")
     parser.add_argument("--save-fixtures", action="store_true",

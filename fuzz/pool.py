@@ -23,6 +23,9 @@ from typing import Any, NamedTuple
 from fuzz import worker
 
 START_TIMEOUT_S = 120.0
+WALL_FACTOR = 10  # a case's wall-clock limit, in multiples of its CPU limit (a busy host)
+_POLL_S = 0.25
+_TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 _MEMORY_WORDS = ("memory allocation of", "MemoryError", "Cannot allocate memory",
                  "std::bad_alloc", "out of memory")
 
@@ -91,10 +94,11 @@ class Worker:
         connection = self._ready()
         connection.send(str(path))
         limit = timeout_s or self.limits.timeout_s
-        if not connection.poll(limit):
+        overdue = self._await(connection, limit)
+        if overdue:
             function, where, line = self._where_hung()
             self._stop()
-            return Result("hang", function, where, line, f"no answer within {limit:g} s")
+            return Result("hang", function, where, line, overdue)
         try:
             reply = connection.recv()
         except (EOFError, ConnectionError):
@@ -104,6 +108,19 @@ class Worker:
         return Result(reply["outcome"], reply.get("type", ""), reply.get("where", ""),
                       reply.get("line", ""), reply.get("message", ""), tuple(reply["flags"]),
                       reply.get("logged", False))
+
+    def _await(self, connection: Connection, limit: float) -> str:
+        """Waits for the answer: "" when it came, else why the case counts as a hang. The limit
+        is the worker's CPU time, so a busy machine does not turn slow cases into hangs; a case
+        blocked without using CPU (a FIFO, a lock) is caught by WALL_FACTOR times the limit."""
+        assert self._process is not None and self._process.pid is not None
+        start_cpu, start_wall = _cpu_seconds(self._process.pid), time.monotonic()
+        while not connection.poll(min(limit, _POLL_S)):
+            if _cpu_seconds(self._process.pid) - start_cpu > limit:
+                return f"used {limit:g} s of CPU without answering"
+            if time.monotonic() - start_wall > WALL_FACTOR * limit:
+                return f"no answer within {WALL_FACTOR * limit:g} s"
+        return ""
 
     def close(self) -> None:
         if self._connection is not None and self._process is not None:
@@ -223,6 +240,15 @@ def _innermost(log: str) -> tuple[str, str]:
     frame = ours[0]
     return f"{worker.relative(frame.file)}:{frame.line}", linecache.getline(
         frame.file, frame.line).strip()
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a live process (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICKS_PER_S  # utime, stime (fields 14, 15)
 
 
 def _received(connection: Connection) -> Any:

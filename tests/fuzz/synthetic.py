@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,6 +37,8 @@ def make(state: Path) -> Callable[[Path], bool]:
         if word == "hang":
             while True:
                 pass
+        if word == "block":  # waits without using CPU, as a read of a FIFO does
+            threading.Event().wait()
         if word == "segv":
             os.kill(os.getpid(), signal.SIGSEGV)
         raise AssertionError(f"unknown word {word!r}")

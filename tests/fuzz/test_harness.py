@@ -48,6 +48,17 @@ def test_outcomes_are_classified(worker: Worker, tmp_path: Path, word: str, kind
     assert _run(worker, tmp_path, "clean").kind == "clean"
 
 
+@pytest.mark.parametrize(("word", "message"), [
+    ("hang", "used 1 s of CPU without answering"),  # the limit is CPU time: load is no hang
+    ("block", "no answer within 10 s"),  # a case waiting without CPU: the wall-clock backstop
+])
+def test_a_hang_is_told_by_cpu_time_or_by_the_wall_clock(tmp_path: Path, word: str,
+                                                          message: str) -> None:
+    with Worker(SYNTHETIC, tmp_path / "w", Limits(timeout_s=1.0)) as fresh:
+        result = _run(fresh, tmp_path, word)
+    assert (result.kind, result.message) == ("hang", message)
+
+
 def test_an_exception_is_located_in_its_source(worker: Worker, tmp_path: Path) -> None:
     result = _run(worker, tmp_path, "raise")
     assert result.where.startswith("synthetic.py:")
