@@ -1,20 +1,24 @@
 """The online adapter under drift, in the simulator (issue 12 part 2).
 
     NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR" \
-        .venv/bin/python bench/online_drift.py --seeds 4 --out bench/out/online_drift.json
+        .venv/bin/python bench/online_drift.py --seeds 10 --out bench/out/online_drift.json
 
-The drift: every task of class `train` runs 1.5x its nominal runtime, and zone-b's disks degrade
-(a tenth of their IOPS, a quarter of their bandwidth). The adapter sees what serving would see:
-feedback records of `train` tasks at 1.5x their prediction in a journal; it runs one real cycle
-(online.adapter: the pinned fine-tune, the gate, the registry) on the configured pool. It does
-not see the storage: its replays use the nominal cluster, the evaluation the degraded one.
+The drift: every task of class `train` runs 1.5x its nominal runtime, and zone-b's disks are
+throttled to 100 IOPS each (a volume out of burst credits; each its own, out of any shared
+pool). The adapter sees what serving would see: the journal of an observation window in which
+the shipped model scheduled the drifted world (other arrival streams than the evaluation's),
+one `feedback` record per finished pod as the node agent writes it (node, class, runtime,
+bytes moved, the prediction: the nominal runtime), stamped at the pod's end. It runs one real
+cycle (online.adapter: the trigger, the recalibration estimated from that feedback, the pinned
+fine-tune, the gate, the registry) on the configured pool; it never sees the drift's cause.
 
-Reported: the JCT of the shipped model and of the model serving after the adapter (the adapted
-one when the gate passed it, else the shipped one), on the same drifted arrival sequences and
-simulator seeds (paired, 95 % t-interval, dagpilot.bench.stats); the time from the drift's
-last feedback record to the adapted model being `current`; rollbacks; and a swap: an episode
-driven through serve's ModelPolicy, with `current` changed half-way, counting the decisions
-each version made and any call that found no model.
+Reported: the adapter's estimate next to the truth; the JCT of the shipped model and of the
+model serving after the adapter (the adapted one when the gate passed it, else the shipped
+one), on the same drifted arrival sequences and simulator seeds (paired, 95 % t-interval,
+dagpilot.bench.stats); the time from the drift's last feedback record being read to the
+adapted model being `current`; rollbacks; and a swap: an episode driven through serve's
+ModelPolicy, with `current` changed half-way, counting the decisions each version made and
+any call that found no model.
 """
 
 from __future__ import annotations
@@ -36,17 +40,18 @@ from dagpilot.bench.stats import paired_ratio_ci95
 from dagpilot.clusters import load_cluster
 from dagpilot.core.config import SimSettings
 from dagpilot.core.scheduler import Placement
-from dagpilot.core.types import Cluster, Disk
+from dagpilot.core.types import Cluster, Disk, Job, Task
 from dagpilot.core.view import ClusterView
-from dagpilot.journal import Journal
 from dagpilot.native import simulate
 from dagpilot.online.adapter import Adapter
 from dagpilot.online.config import AdapterSettings, OnlineConfig
-from dagpilot.online.drift import Drift
+from dagpilot.online.drift import Drift, task_family
+from dagpilot.online.recalibration import replayed_cluster
 from dagpilot.online.scenarios import LOAD, recalibrated
-from dagpilot.online.world import serving_model
+from dagpilot.online.world import serving_model, world
 from dagpilot.registry import publish, read_current
 from dagpilot.serve.model_reload import ModelPolicy
+from dagpilot.sim.record import PodRecord
 from dagpilot.train.evaluation import censored_avg_jct
 from dagpilot.train.scenarios import EpisodeTask, loaded_episode_tasks
 from dagpilot.workloads import load
@@ -55,24 +60,67 @@ REPO = Path(__file__).resolve().parents[1]
 WORKLOAD, CLUSTER = "builtin:mix", "builtin:small"
 TASK_CLASS, SLOWDOWN = "train", 1.5
 DEGRADED_ZONE = "zone-b"
+THROTTLED_IOPS = 100
 BENCH_SEED = 90_001  # the benchmark's arrival streams: apart from the adapter's seeds
+OBSERVE_SEED = 90_002  # the observation window's
 
 
 def degraded(cluster: Cluster) -> Cluster:
-    """zone-b's disks at a tenth of their IOPS and a quarter of their bandwidth."""
+    """zone-b's disks throttled to THROTTLED_IOPS, each its own volume."""
     nodes = tuple(dataclasses.replace(node, disk=Disk(
-        node.disk.kind, max(1, node.disk.iops // 10), max(1, node.disk.bandwidth_bytes_s // 4),
-        node.disk.shared_pool)) if node.zone == DEGRADED_ZONE else node
-        for node in cluster.nodes)
+        node.disk.kind, THROTTLED_IOPS, node.disk.bandwidth_bytes_s // 4, None))
+        if node.zone == DEGRADED_ZONE else node for node in cluster.nodes)
     return dataclasses.replace(cluster, nodes=nodes)
 
 
-def drifted_tasks(seeds: int, horizon_h: float) -> tuple[list[EpisodeTask], Cluster]:
+def drifted_tasks(seeds: int, horizon_h: float, seed: int = BENCH_SEED
+                  ) -> tuple[list[EpisodeTask], Cluster]:
     drift = Drift(TASK_CLASS, 5, SLOWDOWN, 0.0, 0.0)
     jobs = recalibrated(tuple(load(WORKLOAD)), drift)
     cluster = degraded(load_cluster(CLUSTER))
-    return loaded_episode_tasks(jobs, cluster, seed=BENCH_SEED, episodes=seeds, load=LOAD,
+    return loaded_episode_tasks(jobs, cluster, seed=seed, episodes=seeds, load=LOAD,
                                 horizon_s=horizon_h * 3600.0, phase="eval"), cluster
+
+
+def observed_journal(path: Path, agent: Agent, episodes: int, horizon_h: float) -> int:
+    """The journal serving would have written while the shipped model scheduled the drifted
+    world: one feedback record per finished pod at its end (episodes one after another),
+    with the nominal runtime as the prediction. Returns the records written."""
+    tasks, cluster = drifted_tasks(episodes, horizon_h, seed=OBSERVE_SEED)
+    nominal = {(job.id, task.id): task for job in load(WORKLOAD) for task in job.tasks}
+    lines, offset = [], time.time() - 3600.0 * horizon_h * episodes * 2
+    for number, task in enumerate(tasks):
+        record = simulate(task.jobs, cluster, DagpilotScheduler(agent), SimSettings(),
+                          task.sim_seed)
+        by_id = {job.id: job for job in task.jobs}
+        for pod in record.pods:
+            if pod.outcome != "succeeded" or pod.started_s is None or pod.finished_s is None:
+                continue
+            base = by_id[pod.job_id]
+            lines.append(_feedback(pod, nominal[(_template(base), pod.task_id)],
+                                   base.index[pod.task_id], offset, number))
+        offset += record.end_s + 60.0
+    lines.sort(key=lambda line: line["t"])
+    with path.open("w") as handle:
+        handle.writelines(json.dumps(line) + "\n" for line in lines)
+    return len(lines)
+
+
+def _template(job: Job) -> str:
+    """The pool job an arrival copies (the k-th copy is `ID#k`, workloads/arrivals.py)."""
+    return job.id.split("#", 1)[0]
+
+
+def _feedback(pod: PodRecord, nominal: Task, ran: Task, offset: float,
+              episode: int) -> dict[str, Any]:
+    instance = int(pod.pod.rsplit("-", 1)[1]) if nominal.instances > 1 else 0
+    predicted = (nominal.instance_runtimes_s[instance] if nominal.instance_runtimes_s
+                 else nominal.runtime_s)
+    return {"kind": "feedback", "t": round(offset + pod.finished_s, 3), "node": pod.node,
+            "pod_uid": f"e{episode}-{pod.pod}-{pod.attempt}",
+            "task_class": task_family(ran.name), "runtime_s": pod.finished_s - pod.started_s,
+            "actual": {"io_bytes": ran.read_bytes + ran.written_bytes},
+            "predicted": {"runtime_s": predicted}}
 
 
 def jcts(agent: Agent, tasks: list[EpisodeTask], cluster: Cluster) -> list[float]:
@@ -80,24 +128,33 @@ def jcts(agent: Agent, tasks: list[EpisodeTask], cluster: Cluster) -> list[float
                                       SimSettings(), task.sim_seed)) for task in tasks]
 
 
-def adapt(models: Path, state: Path, settings: AdapterSettings) -> tuple[dict[str, Any], float]:
-    """One real adapter cycle on a journal that shows the drift; the seconds from the last
-    feedback record to the end of the cycle (the adapted model current, when it passed)."""
-    journal = Journal(state / "journal.jsonl")
-    for index in range(5):
-        journal.write("feedback", {"pod_uid": f"u{index}", "task_class": TASK_CLASS,
-                                   "runtime_s": 100.0 * SLOWDOWN,
-                                   "predicted": {"runtime_s": 100.0}})
-    journal.close()
+def adapt(models: Path, state: Path, settings: AdapterSettings,
+          observe: tuple[int, float]) -> tuple[dict[str, Any], float]:
+    """One real adapter cycle on the observation window's journal; the seconds from the cycle
+    reading the drift's feedback to its end (the adapted model current, when it passed)."""
+    journal = state / "journal.jsonl"
+    agent = Agent(*serving_model(models, "base"), explain=False)
+    written = observed_journal(journal, agent, *observe)
+    config = OnlineConfig(adapter=settings)
+    adapter = Adapter(config, journal_path=journal, models=models, state=state / "online",
+                      cpus={max(os.sched_getaffinity(0))})
     drift_seen = time.time()
-    adapter = Adapter(OnlineConfig(adapter=settings), journal_path=journal.path, models=models,
-                      state=state / "online", cpus={max(os.sched_getaffinity(0))})
     report = adapter.cycle()
     elapsed = time.time() - drift_seen
     gate = report.gate
-    return {"action": report.action, "detail": report.detail, "version": report.version,
+    scene, estimate = world(settings.workload, settings.cluster, None), adapter.recalibration
+    replayed = (replayed_cluster(scene.cluster, estimate, scene.sim.effects)
+                if estimate is not None else scene.cluster)
+    return {"feedback_records": written, "action": report.action, "detail": report.detail,
+            "version": report.version,
+            "drift": dataclasses.asdict(report.drift) if report.drift else None,
+            "recalibration": dataclasses.asdict(estimate) if estimate else None,
+            "replay_iops": {n.name: n.disk.iops for n in replayed.nodes
+                            if n.zone == DEGRADED_ZONE},
             "gate_ratio_mean": gate.interval.mean if gate else None,
             "gate_ratio_ci95": [gate.interval.low, gate.interval.high] if gate else None,
+            "gate_candidate_jct_s": gate.candidate_jct_s if gate else None,
+            "gate_serving_jct_s": gate.serving_jct_s if gate else None,
             "rollbacks": adapter.breaker.state.rollbacks}, elapsed
 
 
@@ -149,18 +206,26 @@ def swap_episode(models: Path, target: str, task: EpisodeTask,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=4)
-    parser.add_argument("--horizon-h", type=float, default=0.1)
-    parser.add_argument("--budget-s", type=float, default=60.0)
-    parser.add_argument("--validation-seeds", type=int, default=4)
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--horizon-h", type=float, default=1.0)
+    parser.add_argument("--budget-s", type=float, default=90.0)
+    parser.add_argument("--validation-seeds", type=int, default=10)
+    parser.add_argument("--observe-episodes", type=int, default=2)
+    parser.add_argument("--learning-rate", type=float, default=1e-2)
+    parser.add_argument("--lora-rank", type=int, default=8)
+    parser.add_argument("--scenarios", type=int, default=2)
+    parser.add_argument("--replays", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     settings = AdapterSettings(workload=WORKLOAD, cluster=CLUSTER, budget_s=args.budget_s,
-                               validation_seeds=args.validation_seeds, horizon_h=args.horizon_h)
+                               validation_seeds=args.validation_seeds, horizon_h=args.horizon_h,
+                               learning_rate=args.learning_rate, lora_rank=args.lora_rank,
+                               scenarios=args.scenarios, replays=args.replays)
     with tempfile.TemporaryDirectory(prefix="dagpilot-drift-") as scratch:
         models = Path(scratch) / "models"
         publish(models, "base", (REPO / "models" / "current").resolve())
-        adapted, to_model_s = adapt(models, Path(scratch), settings)
+        adapted, to_model_s = adapt(models, Path(scratch), settings,
+                                    (args.observe_episodes, args.horizon_h))
         serving_after = read_current(models)
         assert serving_after is not None
         tasks, cluster = drifted_tasks(args.seeds, args.horizon_h)
@@ -172,7 +237,7 @@ def main() -> None:
     result = {"workload": WORKLOAD, "cluster": CLUSTER, "load": LOAD,
               "horizon_h": args.horizon_h, "seeds": args.seeds, "drift": {
                   "task_class": TASK_CLASS, "slowdown": SLOWDOWN,
-                  "degraded_zone": DEGRADED_ZONE, "iops": 0.1, "bandwidth": 0.25},
+                  "degraded_zone": DEGRADED_ZONE, "iops": THROTTLED_IOPS},
               "adapter": adapted, "serving_after": serving_after,
               "drift_to_adapted_model_s": round(to_model_s, 1)
               if adapted["action"] == "published" else None,

@@ -19,7 +19,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Set
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,8 @@ from dagpilot.online.config import OnlineConfig
 from dagpilot.online.drift import Drift, detect, slowdowns
 from dagpilot.online.finetune import FineTuneResult
 from dagpilot.online.gate import GateResult, live_verdict, validate
+from dagpilot.online.recalibration import Recalibration, recalibrate, samples
+from dagpilot.online.reference import reference_slowdowns
 from dagpilot.online.scenarios import held_back_tasks
 from dagpilot.online.worker import FineTuneFailed, FineTuneJob, run_isolated
 from dagpilot.online.world import serving_model, world
@@ -45,6 +47,7 @@ from dagpilot.train.export import export_model
 log = logging.getLogger(__name__)
 
 BREAKER_FILE = "breaker.json"
+REFERENCE_SEED = 77_003  # the undrifted replay that feedback slowdowns are read against
 FineTuner = Callable[[FineTuneJob, Set[int]], FineTuneResult]
 
 
@@ -80,6 +83,7 @@ class Adapter:
                                rollback_on_failure=config.rollback_on_failure,
                                cooldown_minutes=config.cooldown_minutes)
         self.counts: Counter[str] = Counter()
+        self.recalibration: Recalibration | None = None  # the last estimate, for reports
 
     def cycle(self) -> CycleReport:
         report = self._cycle()
@@ -99,11 +103,31 @@ class Adapter:
         now = self.clock()
         if self.breaker.cooling(now):
             return CycleReport("cooling", f"{self.breaker.state.cooldown_until - now:.0f} s left")
-        drift = detect(slowdowns(records, self._acted_until_t()), self.config.trigger)
+        since = self._acted_until_t()
+        drift = detect(slowdowns(records, since), self.config.trigger)
         if drift is None:
             return CycleReport("no-drift")
         self.breaker.acted_on(drift.last_t)  # saved first: a restart never fires on it again
-        return self._adapt(drift)
+        return self._adapt(drift, self._recalibration(records, since))
+
+    def _recalibration(self, records: list[dict[str, Any]], since: float
+                       ) -> Recalibration | None:
+        """The feedback's estimate of the world since the last drift acted on; None when it
+        finds nothing (the drift's own class and median then recalibrate alone)."""
+        settings, serving = self.config.adapter, read_current(self.models)
+        scene = world(settings.workload, settings.cluster, None, self.sim)
+        if serving is None or not samples(records, scene.jobs, scene.cluster,
+                                          scene.sim.effects, since):
+            return None  # no feedback names a node of the cluster: nothing to estimate
+        reference = reference_slowdowns(Agent(*serving_model(self.models, serving),
+                                              explain=False), scene.jobs, scene.cluster,
+                                        scene.sim, seed=REFERENCE_SEED,
+                                        horizon_h=settings.horizon_h)
+        found = recalibrate(records, scene.jobs, scene.cluster, scene.sim.effects,
+                            since_t=since, ratio=self.config.trigger.ratio,
+                            reference=reference)
+        self.recalibration = found
+        return found if found.class_factors or found.slow_zones else None
 
     def _acted_until_t(self) -> float:
         acted = self.breaker.state.acted_until_t
@@ -127,12 +151,13 @@ class Adapter:
             rollback(self.models, old)
         return self._failure(f"{new} worse than {old} in live rates", old, None, None)
 
-    def _adapt(self, drift: Drift) -> CycleReport:
+    def _adapt(self, drift: Drift, recalibration: Recalibration | None) -> CycleReport:
         serving = read_current(self.models)
         if serving is None:
             return CycleReport("failed", "no model is current: nothing to adapt")
         job = FineTuneJob(self.models, serving, drift, self.config.adapter,
-                          seed=int(drift.last_t) % (2**31), sim=self.sim)
+                          seed=int(drift.last_t) % (2**31), sim=self.sim,
+                          recalibration=recalibration)
         try:
             result = self.fine_tuner(job, self.cpus)
         except FineTuneFailed as error:
@@ -148,7 +173,7 @@ class Adapter:
         if not gate.passed:
             return self._failure(f"gate: JCT ratio upper bound {gate.interval.high:.4f} > 1.00",
                                  serving, drift, gate)
-        version = self._publish(serving, result, drift, gate)
+        version = self._publish(serving, result, drift, gate, recalibration)
         self.breaker.published(version, serving)
         return CycleReport("published", f"{version} (from {serving}; ratio "
                            f"{gate.interval.mean:.4f}, upper {gate.interval.high:.4f})",
@@ -158,7 +183,8 @@ class Adapter:
         model, normaliser = serving_model(self.models, job.version)
         candidate = PolicyNet.from_state(model.config, state)
         settings = job.settings
-        scene = world(settings.workload, settings.cluster, job.drift, self.sim)
+        scene = world(settings.workload, settings.cluster, job.drift, self.sim,
+                      job.recalibration)
         tasks = held_back_tasks(scene.jobs, scene.cluster, seed=job.seed,
                                 seeds=settings.validation_seeds, horizon_h=settings.horizon_h)
         return validate(Agent(candidate, normaliser, explain=False),
@@ -166,7 +192,7 @@ class Adapter:
                         scene.sim)
 
     def _publish(self, serving: str, result: FineTuneResult, drift: Drift,
-                 gate: GateResult) -> str:
+                 gate: GateResult, recalibration: Recalibration | None) -> str:
         model, normaliser = serving_model(self.models, serving)
         model.load_state_dict(result.state, strict=True)
         version = _next_version(self.models, serving)
@@ -174,7 +200,9 @@ class Adapter:
                                "slowdown": drift.ratio, "iterations": result.iterations,
                                "fine_tune_s": round(result.wall_s, 3),
                                "gate": {"mean": gate.interval.mean, "ci95": [
-                                   gate.interval.low, gate.interval.high]}}}
+                                   gate.interval.low, gate.interval.high]},
+                               "recalibration": asdict(recalibration)
+                               if recalibration is not None else None}}
         with tempfile.TemporaryDirectory(prefix="dagpilot-online-") as scratch:
             folder = export_model(Path(scratch) / "model", model, normaliser, metadata)
             publish(self.models, version, folder)

@@ -1,9 +1,10 @@
 """The scenarios the adapter replays: the configured pool, recalibrated by the drift, as
 arrival sequences of the simulator.
 
-Recalibration multiplies the runtime of every task of the drifting class (its task-name family,
-its id's, or its workflow template's: the job id's family) by the drift's median slowdown, so
-the simulator's tasks take as long as the feedback says they now do. Fine-tune episodes and the
+Recalibration multiplies the runtime of every task of a drifting class (its task-name family,
+its id's, or its workflow template's: the job id's family) by that class's factor (the drift's
+median slowdown, or online.recalibration's per-class factors), so the simulator's tasks take as
+long as the feedback says they now do. Fine-tune episodes and the
 gate's held-back episodes come from different streams (phase "ppo" with the iteration, phase
 "eval"), so the gate never judges on a sequence the fine-tune trained on.
 """
@@ -11,7 +12,7 @@ gate's held-back episodes come from different streams (phase "ppo" with the iter
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from dagpilot.core.types import Cluster, Job, Task
 from dagpilot.online.drift import Drift, task_family
@@ -22,18 +23,26 @@ LOAD = 0.8  # the training load (TrainConfig.load)
 
 def recalibrated(jobs: Sequence[Job], drift: Drift) -> tuple[Job, ...]:
     """The jobs with the drifting class's runtimes scaled by the drift's slowdown."""
-    return tuple(_job(job, drift) for job in jobs)
+    return scaled(jobs, {drift.task_class: drift.ratio})
 
 
-def _job(job: Job, drift: Drift) -> Job:
-    whole = task_family(job.id) == drift.task_class
-    tasks = tuple(_task(task, drift.ratio) if whole or _of_class(task, drift.task_class)
-                  else task for task in job.tasks)
+def scaled(jobs: Sequence[Job], factors: Mapping[str, float]) -> tuple[Job, ...]:
+    """The jobs with each listed class's runtimes scaled by its factor."""
+    return tuple(_job(job, factors) for job in jobs) if factors else tuple(jobs)
+
+
+def _job(job: Job, factors: Mapping[str, float]) -> Job:
+    whole = factors.get(task_family(job.id))
+    tasks = tuple(_task(task, factor) if (factor := whole or _factor(task, factors)) else task
+                  for task in job.tasks)
     return dataclasses.replace(job, tasks=tasks)
 
 
-def _of_class(task: Task, task_class: str) -> bool:
-    return task_class in (task.name, task_family(task.name), task_family(task.id))
+def _factor(task: Task, factors: Mapping[str, float]) -> float | None:
+    for name in (task.name, task_family(task.name), task_family(task.id)):
+        if name in factors:
+            return factors[name]
+    return None
 
 
 def _task(task: Task, ratio: float) -> Task:

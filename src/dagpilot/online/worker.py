@@ -29,6 +29,7 @@ from dagpilot.core.errors import DagpilotError
 from dagpilot.online.config import AdapterSettings
 from dagpilot.online.drift import Drift
 from dagpilot.online.finetune import FineTuneResult, fine_tune
+from dagpilot.online.recalibration import Recalibration
 from dagpilot.online.world import serving_model, world
 from dagpilot.policy.process import set_torch_threads
 
@@ -51,6 +52,7 @@ class FineTuneJob:
     settings: AdapterSettings
     seed: int = 0
     sim: SimSettings | None = None
+    recalibration: Recalibration | None = None  # the feedback's estimate (online.recalibration)
 
 
 def run_isolated(job: FineTuneJob, cpus: Set[int]) -> FineTuneResult:
@@ -100,6 +102,7 @@ def _child(job: FineTuneJob, cpus: list[int], deadline: float, out: Path) -> Non
 def fine_tune_in_process(job: FineTuneJob, deadline: float) -> FineTuneResult:
     """The fine-tune of `job.version` in this process (the child's work)."""
     model, normaliser = serving_model(job.models, job.version)
-    scene = world(job.settings.workload, job.settings.cluster, job.drift, job.sim)
+    scene = world(job.settings.workload, job.settings.cluster, job.drift, job.sim,
+                  job.recalibration)
     return fine_tune(model, normaliser, scene.jobs, scene.cluster, sim=scene.sim,
                      settings=job.settings, seed=job.seed, deadline=deadline)

@@ -2,7 +2,9 @@
 
 `serving_model` loads one registry version exactly as serving does (checksums, weights_only,
 the feature schema) into a network and its normaliser; `world` loads the configured workload
-and cluster and recalibrates the drifting class's runtimes (online.scenarios).
+and cluster and recalibrates them: with an estimate from the feedback (online.recalibration),
+each slow class's runtimes and each slow zone's disks; without one, the drifting class's
+runtimes by the drift's slowdown (online.scenarios).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from dagpilot.clusters import load_cluster
 from dagpilot.core.config import SimSettings
 from dagpilot.core.types import Cluster, Job
 from dagpilot.online.drift import Drift
-from dagpilot.online.scenarios import recalibrated
+from dagpilot.online.recalibration import Recalibration, replayed_cluster
+from dagpilot.online.scenarios import recalibrated, scaled
 from dagpilot.policy import PolicyNet
 from dagpilot.registry import load_version
 from dagpilot.state import FEATURE_SCHEMA_VERSION, Normaliser
@@ -36,9 +39,11 @@ def serving_model(models: Path, version: str) -> tuple[PolicyNet, Normaliser]:
     return agent.model, agent.normaliser
 
 
-def world(workload: str, cluster: str, drift: Drift | None,
-          sim: SimSettings | None = None) -> World:
-    jobs = tuple(load(workload))
-    return World(recalibrated(jobs, drift) if drift is not None else jobs,
-                 load_cluster(cluster), sim or SimSettings())
+def world(workload: str, cluster: str, drift: Drift | None, sim: SimSettings | None = None,
+          recalibration: Recalibration | None = None) -> World:
+    jobs, nodes, settings = tuple(load(workload)), load_cluster(cluster), sim or SimSettings()
+    if recalibration is not None:
+        return World(scaled(jobs, recalibration.factors()),
+                     replayed_cluster(nodes, recalibration, settings.effects), settings)
+    return World(recalibrated(jobs, drift) if drift is not None else jobs, nodes, settings)
 
