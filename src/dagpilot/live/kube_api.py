@@ -188,11 +188,15 @@ class KubeApi:
 
     # --- writes ----------------------------------------------------------------------------
 
-    def bind(self, namespace: str, pod: str, node: str, uid: str | None = None) -> None:
-        """POST pods/binding: the pod is placed on `node` (what kube-scheduler does)."""
+    def bind(self, namespace: str, pod: str, node: str, uid: str | None = None,
+             annotations: Mapping[str, str] | None = None) -> None:
+        """POST pods/binding: the pod is placed on `node` (what kube-scheduler does); the
+        API server copies `annotations` onto the pod in the same write."""
         metadata: Raw = {"name": pod, "namespace": namespace}
         if uid is not None:
             metadata["uid"] = uid  # refuses to bind a newer pod of the same name
+        if annotations:
+            metadata["annotations"] = dict(annotations)
         body = {"apiVersion": "v1", "kind": "Binding", "metadata": metadata,
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
         self._call(self._core.create_namespaced_pod_binding, pod, namespace, body,

@@ -1,13 +1,16 @@
-"""Bindings, off the scheduling loop: a pods/binding POST, then what a bind leaves behind.
+"""Bindings, off the scheduling loop: a pods/binding POST that carries the decision too.
 
 `Binder.bind` queues the bind in a small thread pool and returns at once (the loop has assumed
-the pod in the view); each job POSTs the Binding (naming the pod's uid), then annotates the pod
-with `dagpilot.io/decision` and records the Scheduled Event. The loop collects the results
-(`done`) on its own thread and forgets the pods whose bind failed. A failure is classified, not
-raised: `gone` (404: the pod was deleted), `conflict` (409: bound meanwhile, or another pod of
-that name), `refused` (another 4xx, e.g. RBAC: retrying will not help soon) or `retry`
-(timeouts, 5xx). Unschedulable pods get their PodScheduled=False condition and FailedScheduling
-Event through the same pool.
+the pod in the view); each job POSTs the Binding (naming the pod's uid) with the
+`dagpilot.io/decision` annotation in its metadata: the API server copies a Binding's
+annotations onto the pod as it sets the node (registry/core/pod/storage
+setPodHostAndAnnotations), so one request places and annotates. The Scheduled Event goes to
+the EventRecorder's queue (serve/event_recorder.py), never holding a bind thread. The loop
+collects the results (`done`) on its own thread and forgets the pods whose bind failed. A
+failure is classified, not raised: `gone` (404: the pod was deleted), `conflict` (409: bound
+meanwhile, or another pod of that name), `refused` (another 4xx, e.g. RBAC: retrying will not
+help soon) or `retry` (timeouts, 5xx). Unschedulable pods get their PodScheduled=False
+condition through the same pool and their FailedScheduling Event through the recorder.
 """
 
 from __future__ import annotations
@@ -16,20 +19,20 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from dagpilot.core.scheduler import Placement
 from dagpilot.live.errors import KubeApiError
 from dagpilot.live.kube_api import KubeApi
+from dagpilot.serve.event_recorder import COMPONENT, EventRecorder, PodEvent
 from dagpilot.serve.explanation import DECISION_ANNOTATION
 
 log = logging.getLogger(__name__)
 
 BOUND, GONE, CONFLICT, REFUSED, RETRY = "bound", "gone", "conflict", "refused", "retry"
-COMPONENT = "dagpilot"
 
 
 @dataclass(frozen=True)
@@ -62,10 +65,13 @@ def classify(error: KubeApiError) -> str:
 
 class Binder:
     def __init__(self, api: KubeApi, *, workers: int = 4, scheduler_name: str = COMPONENT,
-                 wakeup: threading.Event | None = None) -> None:
+                 wakeup: threading.Event | None = None,
+                 on_event_dropped: Callable[[], None] | None = None) -> None:
         self.api = api
         self.scheduler_name = scheduler_name
         self.requests = 0  # binding POSTs sent (what the two-replica test counts)
+        self.events = EventRecorder(api, scheduler_name=scheduler_name,
+                                    on_drop=on_event_dropped)
         self._wakeup = wakeup  # set when a result is in: the loop collects it
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dagpilot-bind")
         self._done: queue.SimpleQueue[BindResult] = queue.SimpleQueue()
@@ -92,13 +98,15 @@ class Binder:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=False)
+        self.events.close()  # after the pool: its last jobs may still queue Events
 
     def _bind(self, request: BindRequest) -> None:
         started = time.perf_counter()
         with self._count_lock:
             self.requests += 1
         try:
-            self.api.bind(request.namespace, request.name, request.placement.node, request.uid)
+            self.api.bind(request.namespace, request.name, request.placement.node, request.uid,
+                          annotations={DECISION_ANNOTATION: request.annotation})
         except KubeApiError as error:
             self._finish(BindResult(request, classify(error), error.message,
                                     time.perf_counter() - started))
@@ -108,22 +116,13 @@ class Binder:
                                     time.perf_counter() - started))
             return
         self._finish(BindResult(request, BOUND, "", time.perf_counter() - started))
-        self._after_bind(request)
+        self.events.record(PodEvent(request.namespace, request.name, request.uid,
+                                    "Normal", "Scheduled", request.message))
 
     def _finish(self, result: BindResult) -> None:
         self._done.put(result)
         if self._wakeup is not None:
             self._wakeup.set()
-
-    def _after_bind(self, request: BindRequest) -> None:
-        try:
-            self.api.patch_pod(request.namespace, request.name, {
-                "metadata": {"annotations": {DECISION_ANNOTATION: request.annotation}}})
-        except KubeApiError as error:
-            log.info("pod %s/%s: no decision annotation: %s", request.namespace,
-                     request.name, error.message)
-        self._event(request.namespace, request.name, request.uid, kind="Normal",
-                    reason="Scheduled", message=request.message)
 
     def _unschedulable(self, namespace: str, name: str, message: str) -> None:
         condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
@@ -134,26 +133,8 @@ class Binder:
         except KubeApiError as error:
             log.info("pod %s/%s: no PodScheduled condition: %s", namespace, name,
                      error.message)
-        self._event(namespace, name, None, kind="Warning", reason="FailedScheduling",
-                    message=message)
-
-    def _event(self, namespace: str, name: str, uid: str | None, *, kind: str, reason: str,
-               message: str) -> None:
-        now = _now()
-        involved: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "namespace": namespace,
-                                    "name": name}
-        if uid is not None:
-            involved["uid"] = uid
-        event = {"apiVersion": "v1", "kind": "Event",
-                 "metadata": {"generateName": f"{name[:200]}.", "namespace": namespace},
-                 "involvedObject": involved, "type": kind, "reason": reason,
-                 "message": message, "source": {"component": self.scheduler_name},
-                 "reportingComponent": self.scheduler_name, "reportingInstance": COMPONENT,
-                 "firstTimestamp": now, "lastTimestamp": now, "count": 1}
-        try:
-            self.api.create_event(namespace, event)
-        except KubeApiError as error:
-            log.info("pod %s/%s: no %s Event: %s", namespace, name, reason, error.message)
+        self.events.record(PodEvent(namespace, name, None, "Warning", "FailedScheduling",
+                                    message))
 
 
 def _now() -> str:

@@ -122,7 +122,8 @@ class SchedulerProcess:
                     config.lease_namespace, f"{socket.gethostname()}_{os.getpid()}")
                 self.leader = LeaderElector(view.api, lease)
             self.binder = Binder(view.api, scheduler_name=config.scheduler_name,
-                                 wakeup=view.wakeup)
+                                 wakeup=view.wakeup,
+                                 on_event_dropped=self.metrics.events_dropped.inc)
             self.loop = SchedulerLoop(view, decider, self.binder, leader=self.leader,
                                       metrics=self.metrics, journal=self.journal,
                                       config=LoopConfig())

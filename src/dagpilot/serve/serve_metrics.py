@@ -4,6 +4,7 @@
 - dagpilot_scheduler_fallbacks_total{reason}: no_model, policy_error, deadline, busy
 - dagpilot_scheduler_binds_total{result}: bound, gone, conflict, refused, retry
 - dagpilot_scheduler_decision_seconds, dagpilot_scheduler_bind_seconds: histograms
+- dagpilot_scheduler_events_dropped_total: Events the full event queue refused
 - dagpilot_scheduler_queue_depth: pods waiting for a decision (pending, held back included)
 - dagpilot_scheduler_unschedulable_pods: pods held back until the cluster changes
 - dagpilot_scheduler_model_info{version}: 1 for the version in service
@@ -50,6 +51,9 @@ class SchedulerMetrics:
                                  ["reason"], registry=self.registry)
         self.binds = Counter(prefix + "binds", "Binding requests by result", ["result"],
                              registry=self.registry)
+        self.events_dropped = Counter(prefix + "events_dropped",
+                                      "Events the full event queue refused",
+                                      registry=self.registry)
         self.decision_seconds = Histogram(prefix + "decision_seconds",
                                           "Time to decide one placement",
                                           buckets=DECISION_BUCKETS, registry=self.registry)
