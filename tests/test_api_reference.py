@@ -207,12 +207,12 @@ def leaf_options() -> dict[str, set[str]]:
 def problems(text: str) -> tuple[list[str], int]:
     """The quoted commands or options the CLI lacks, and how many quotes were checked."""
     commands = leaf_options()
-    groups = {" ".join(path.split()[:n]) for path in commands for n in (1, 2)}
+    groups = {" ".join(path.split()[:n]) for path in commands for n in (1, 2, 3)}
     found, checked = [], 0
     for quote in quoted_commands(text):
         words = quote.split()
-        name = next((" ".join(words[:n]) for n in (3, 2) if " ".join(words[:n]) in commands),
-                    None)
+        name = next((" ".join(words[:n]) for n in (4, 3, 2)  # `dagpilot ops canary plan`
+                     if " ".join(words[:n]) in commands), None)
         if name is None:  # a group, e.g. `dagpilot models ...`
             if " ".join(w for w in words if w != "...") not in groups:
                 found.append(quote)
@@ -234,7 +234,9 @@ def test_the_guides_quote_only_real_commands_and_options(guide: str) -> None:
 
 def test_a_made_up_command_or_option_is_caught() -> None:
     found, checked = problems("`dagpilot ops check-kernel --no-such-flag` `dagpilot ops canary "
-                              "plan` `dagpilot serve scheduler --cpus 2-3` `dagpilot models ...`")
+                              "launch` `dagpilot serve scheduler --cpus 2-3` `dagpilot models ...`"
+                              " `dagpilot ops canary plan --no-such-flag` `dagpilot ops canary`")
     assert found == ["dagpilot ops check-kernel --no-such-flag: --no-such-flag",
-                     "dagpilot ops canary plan"]
-    assert checked == 2
+                     "dagpilot ops canary launch",
+                     "dagpilot ops canary plan --no-such-flag: --no-such-flag"]
+    assert checked == 3
