@@ -33,6 +33,7 @@ from dagpilot.bench.cws_replay import LATE_S
 from dagpilot.bench.feasibility import check_fits
 from dagpilot.bench.offered_load import cpu_equivalent_cores
 from dagpilot.cli_canary import canary_app
+from dagpilot.cli_json import print_json
 from dagpilot.clusters import load_cluster
 from dagpilot.clusters import summary as cluster_summary
 from dagpilot.core.config import Settings, load_settings
@@ -349,7 +350,7 @@ def validate_command(
     loaded = _settings(settings)
     report = validator.validate_paths(paths, loaded.validator, loaded.loaders)
     if as_json:
-        out.print_json(json.dumps(validator.report_json(report)))
+        print_json(validator.report_json(report))
     else:
         for problem in (*report.unread, *report.violations):  # names come from folders
             out.print(escape(printable(str(problem))), soft_wrap=True)
@@ -374,7 +375,7 @@ def clusters_show(spec: str, settings: SettingsOption = None, as_json: JsonOptio
 def _show_workload(spec: str, jobs: list[Any], as_json: bool) -> None:
     figures = workload_summary.summarize(jobs)
     if as_json:
-        out.print_json(json.dumps(figures))
+        print_json(figures)
         return
     table = Table(title=f"workload {escape(printable(spec))}")
     for column in ("jobs", "tasks", "pods", "critical path p50 s", "critical path max s",
@@ -390,7 +391,7 @@ def _show_workload(spec: str, jobs: list[Any], as_json: bool) -> None:
 def _show_cluster(cluster: Any, as_json: bool) -> None:
     figures = cluster_summary.summarize(cluster)
     if as_json:
-        out.print_json(json.dumps({**figures, "groups": cluster_summary.node_groups(cluster)}))
+        print_json({**figures, "groups": cluster_summary.node_groups(cluster)})
         return
     table = Table(title=f"cluster {escape(printable(cluster.name))}: {figures['nodes']} nodes, "
                         f"{figures['cpu']:.0f} CPUs, {figures['memory_bytes'] / 2**30:.0f} GiB, "
@@ -665,8 +666,8 @@ def sandbox_status(
 
     health = launcher.status(directory)
     if as_json:
-        out.print_json(json.dumps([{"component": h.component, "pid": h.pid, "port": h.port,
-                                    "running": h.running, "log": str(h.log)} for h in health]))
+        print_json([{"component": h.component, "pid": h.pid, "port": h.port,
+                                    "running": h.running, "log": str(h.log)} for h in health])
     else:
         table = Table(box=box.SIMPLE)
         for column in ("component", "pid", "port", "state", "log"):
@@ -711,7 +712,7 @@ def live_show(
         view.start(timeout)
         document, health = show.document(view), view.health()
     if as_json:
-        out.print_json(json.dumps(document))
+        print_json(document)
         return
     out.print(_live_nodes_table(document["nodes"]))
     pending = document["pending"]

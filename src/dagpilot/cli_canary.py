@@ -8,7 +8,6 @@ inside the commands.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,6 +15,8 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
+
+from dagpilot.cli_json import print_json
 
 canary_app = typer.Typer(help="Roll a model version out by topology: stages of nodes chosen by "
                          "their zone and rack labels, gated on the canary's metrics.",
@@ -151,7 +152,7 @@ def status(
     records = read(journal).records if journal is not None else None
     document = canary_actions.status(models, cluster, records, time.time())
     if as_json:
-        out.print_json(json.dumps(document))
+        print_json(document)
         return
     _print_status(document)
 
