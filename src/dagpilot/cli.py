@@ -352,8 +352,9 @@ def validate_command(
     if as_json:
         print_json(validator.report_json(report))
     else:
-        for problem in (*report.unread, *report.violations):  # names come from folders
-            out.print(escape(printable(str(problem))), soft_wrap=True)
+        # plain lines, one write: rich lays each out (12 s of CPU for 44,000 findings)
+        problems = (*report.unread, *report.violations)  # names come from folders
+        sys.stdout.write("".join(f"{printable(str(problem))}\n" for problem in problems))
         unread = f", {len(report.unread)} could not be read" if report.unread else ""
         out.print(f"{report.files_checked} files checked, {len(report.skipped)} skipped, "
                   f"{len(report.violations)} violations{unread}")

@@ -207,7 +207,8 @@ def _dag_violations(draft: JobDraft, children: dict[str, tuple[str, ...]]
         known = {t.id: t.parents for t in draft.tasks}
     else:
         _add_edge_violations(draft, index, records, add)
-        known = {t.id: [p for p in t.parents if p in index] for t in draft.tasks}
+        # per id, not per task: 30,000 copies of one row would filter one long list each
+        known = {task_id: [p for p in t.parents if p in index] for task_id, t in index.items()}
     order, on_cycle = topological_order(known)
     if on_cycle:
         add("dag.cycle", records[on_cycle[0]], "tasks on or behind a dependency cycle: "
