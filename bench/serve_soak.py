@@ -18,19 +18,30 @@ are offered at a steady `--rate` per second on a fixed clock: a decision due whi
 one (or the simulator's step) is still running starts late, and a whole missed period is
 skipped, not made up in a burst (counted as `missed`).
 
-Per minute: resident memory at its end (VmRSS from /proc/self/status), the decisions made and
-missed, p50/p99/max of the decision's wall time and of its thread CPU time (what other
-processes on a shared core take does not count). The verdict compares the RSS at the end with
+Per minute: resident memory at its end (VmRSS from /proc/self/status, and the anonymous part
+of it from /proc/self/smaps_rollup: the heap, not the mapped libraries), the automatic full
+(generation 2) collections in it, the decisions made and missed, p50/p99/max of the
+decision's wall time and of its thread CPU time (what other processes on a shared core take
+does not count). The verdict compares the RSS at the end with
 the RSS at the end of minute 1 (the start-up allocations and the caches' first fill are over
 by then): growth under 5 MB (and, to tell a leak from a slow warm-up, the growth over the
 second half alone), and p99 stable (each minute's CPU p99 within 1.5x the median of
 the per-minute CPU p99s). Results go to bench/out/serve_soak.json.
+
+The simulator is the harness, not the serving process, and a finished episode's simulation is
+cyclic garbage (its kernel holds bound methods of its parts) that only a full collection frees:
+some 2,000 objects an episode, dead in the oldest generation until the collector's next full
+pass, and the pages that pile took stay resident. `--collect-episodes` collects at each episode
+boundary (outside the decisions' timing: the next decision may start late), to measure the
+serving process without the harness's garbage; by default the serving process's own collector
+takes it as it comes.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import gc
 import json
 import platform
 import time
@@ -67,6 +78,30 @@ def rss_mb() -> float:
     raise RuntimeError("no VmRSS in /proc/self/status")
 
 
+def anon_mb() -> float:
+    """The anonymous part of this process's resident set (smaps_rollup) in MB."""
+    for line in Path("/proc/self/smaps_rollup").read_text().splitlines():
+        if line.startswith("Anonymous:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no Anonymous in /proc/self/smaps_rollup")
+
+
+class FullCollections:
+    """Counts the collector's full (generation 2) passes, the harness's own included."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        gc.callbacks.append(self._seen)
+
+    def _seen(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and info["generation"] == 2:
+            self.count += 1
+
+    def take(self) -> int:
+        count, self.count = self.count, 0
+        return count
+
+
 @dataclasses.dataclass
 class Minute:
     wall_s: list[float] = dataclasses.field(default_factory=list)
@@ -74,9 +109,10 @@ class Minute:
     placed: int = 0
     missed: int = 0
 
-    def summary(self, index: int, rss: float) -> dict[str, Any]:
+    def summary(self, index: int, full_collections: int) -> dict[str, Any]:
         wall, cpu = np.array(self.wall_s) * 1e3, np.array(self.cpu_s) * 1e3
-        return {"minute": index, "rss_mb": round(rss, 2), "decisions": len(wall),
+        return {"minute": index, "rss_mb": round(rss_mb(), 2), "anon_mb": round(anon_mb(), 2),
+                "full_collections": full_collections, "decisions": len(wall),
                 "placed": self.placed, "missed": self.missed,
                 "p50_ms": _pct(wall, 50), "p99_ms": _pct(wall, 99), "max_ms": _max(wall),
                 "cpu_p50_ms": _pct(cpu, 50), "cpu_p99_ms": _pct(cpu, 99),
@@ -91,8 +127,8 @@ def _max(ms: np.ndarray) -> float:
     return round(float(ms.max()), 3) if len(ms) else float("nan")
 
 
-def soak(models: Path, minutes: int, rate: float, cpu: int,
-         minute_s: float = 60.0) -> dict[str, Any]:
+def soak(models: Path, minutes: int, rate: float, cpu: int, *,
+         minute_s: float = 60.0, collect_episodes: bool = False) -> dict[str, Any]:
     pinned = pin(frozenset({cpu}))
     served = ModelPolicy(models)
     serving = served.current()
@@ -106,6 +142,7 @@ def soak(models: Path, minutes: int, rate: float, cpu: int,
     env = SimEnv(jobs, cluster, dataclasses.replace(SimSettings(), horizon_s=HORIZON_S))
     episode = 0
     view = env.reset(SEED)
+    full = FullCollections()
     rss_start = rss_mb()
     period = 1.0 / rate
     start = time.perf_counter()
@@ -130,18 +167,20 @@ def soak(models: Path, minutes: int, rate: float, cpu: int,
         if done:
             episode += 1
             view = env.reset(SEED + episode)
+            if collect_episodes:  # the finished simulation: the harness's garbage
+                gc.collect()
         if time.perf_counter() - start >= minute_s * (len(rows) + 1):
-            rows.append(minute.summary(len(rows) + 1, rss_mb()))
+            rows.append(minute.summary(len(rows) + 1, full.take()))
             print(json.dumps(rows[-1]), flush=True)
             minute = Minute()
         serving = served.current() or serving
     served.close()
     return verdict(rows, rss_start, pinned, episodes=episode + 1, rate=rate,
-                   models=str(models))
+                   models=str(models), collect_episodes=collect_episodes)
 
 
 def verdict(rows: list[dict[str, Any]], rss_start: float, pinned: frozenset[int], *,
-            episodes: int, rate: float, models: str) -> dict[str, Any]:
+            episodes: int, rate: float, models: str, collect_episodes: bool) -> dict[str, Any]:
     growth = rows[-1]["rss_mb"] - rows[0]["rss_mb"]
     halfway = rows[len(rows) // 2 - 1]  # the end of minute 5 of 10: does it still grow?
     cpu_p99 = [row["cpu_p99_ms"] for row in rows]
@@ -150,10 +189,12 @@ def verdict(rows: list[dict[str, Any]], rss_start: float, pinned: frozenset[int]
             "python": platform.python_version(), "torch": torch.__version__,
             "torch_threads": torch.get_num_threads(), "cpus": sorted(pinned),
             "models": models, "cluster": CLUSTER, "pool": POOL, "load": LOAD,
-            "rate_per_s": rate, "episodes": episodes, "rss_before_first_decision_mb":
+            "rate_per_s": rate, "episodes": episodes, "collect_episodes": collect_episodes,
+            "rss_before_first_decision_mb":
             round(rss_start, 2), "minutes": rows,
             "rss_growth_minute1_to_end_mb": round(growth, 2),
             "rss_growth_ok": growth < RSS_GROWTH_LIMIT_MB,
+            "anon_growth_minute1_to_end_mb": round(rows[-1]["anon_mb"] - rows[0]["anon_mb"], 2),
             "rss_growth_second_half_mb": round(rows[-1]["rss_mb"] - halfway["rss_mb"], 2),
             "cpu_p99_median_ms": median_p99,
             "p99_stable": max(cpu_p99) <= P99_STABLE_FACTOR * median_p99}
@@ -167,10 +208,13 @@ def main() -> None:
     parser.add_argument("--models", type=Path, default=Path("models"), help="registry root")
     parser.add_argument("--minute-s", type=float, default=60.0,
                         help="seconds per sampling interval (shorter for a smoke run)")
+    parser.add_argument("--collect-episodes", action="store_true",
+                        help="collect each finished simulation at its episode's end")
     args = parser.parse_args()
     if args.minutes < 2:
         parser.error("--minutes must be at least 2: growth is measured from minute 1")
-    result = soak(args.models, args.minutes, args.rate, args.cpu, args.minute_s)
+    result = soak(args.models, args.minutes, args.rate, args.cpu, minute_s=args.minute_s,
+                  collect_episodes=args.collect_episodes)
     OUT.mkdir(exist_ok=True)
     (OUT / "serve_soak.json").write_text(json.dumps(result, indent=1))
     print(f"RSS growth minute 1 -> {args.minutes}: {result['rss_growth_minute1_to_end_mb']} MB "

@@ -39,9 +39,20 @@ def settle_heap() -> None:
     memory trade-off: frozen objects are still freed by reference counting, but a frozen
     object that later becomes part of unreachable cycles is never reclaimed, so replacing
     the model in the same process (a registry reload) may keep the old one's cyclic parts;
-    restart the process, or call `gc.unfreeze()` and collect, to reclaim them."""
+    restart the process, or call `gc.unfreeze()` and collect, to reclaim them.
+
+    The second collection, after the freeze, resets the collector's count of long-lived
+    objects: CPython runs an automatic full collection only once the objects promoted to the
+    oldest generation since the last one exceed a quarter of those that survived it, and the
+    last one, before the freeze, counted the whole start-up heap. Left so, cyclic garbage that
+    lived long enough to be promoted (a finished simulation's episode in the soak benchmark)
+    piles up until a quarter of the frozen heap's size has been promoted, and the memory that
+    pile took stays resident after it is freed. Collected again after the freeze, the count
+    is of what is not frozen (nothing yet), and full collections keep pace with what came
+    later (bench/serve_soak.py; docs/BENCHMARKS.md, "Serving process: soak and inference")."""
     gc.collect()
     gc.freeze()
+    gc.collect()  # walks nothing frozen: it only resets the long-lived count (see above)
 
 
 def settle_scheduler_process(torch_threads: int | None = SCHEDULER_TORCH_THREADS, *,
