@@ -31,6 +31,7 @@ import argparse
 import datetime
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -154,8 +155,14 @@ def run_stream(api: rest.Endpoint, submitter: Submitter, pki: Path, jobs: list[J
             workflows = _until_ended(api, ns, len(jobs), started + budget_s)
             pods = items(api, f"/api/v1/namespaces/{ns}/pods")
         wall_s = time.monotonic() - started
+    by_name = {w["metadata"]["name"]: w for w in workflows}
+    mine = {job.id: by_name.get(argo_name(job.id), {}) for job in jobs}
     return {"namespace": ns, "wall_s": round(wall_s, 1),
-            "max_submit_lag_s": round(max(lags), 2), "workflows": workflows,
+            "max_submit_lag_s": round(max(lags), 2),
+            "jcts": {i: end_to_end.workflow_jct_s(w, time_scale) for i, w in mine.items()},
+            "outcomes": {i: {"phase": (w.get("status") or {}).get("phase"),
+                             "message": (w.get("status") or {}).get("message")}
+                         for i, w in mine.items()},
             "pods": _pod_facts(pods)}
 
 
@@ -180,18 +187,16 @@ def _pod_facts(pods: list[dict[str, Any]]) -> dict[str, Any]:
     return {"count": len(pods),
             "scheduler_names": dict(Counter(p["spec"].get("schedulerName", "") for p in pods)),
             "phases": dict(Counter((p.get("status") or {}).get("phase", "") for p in pods)),
+            "oom_killed": sum((p.get("status") or {}).get("reason") == "OOMKilled"
+                              for p in pods),
+            "nodes": dict(sorted(Counter(p["spec"].get("nodeName") or "" for p in pods).items())),
             "decision_sources": dict(sources)}
 
 
-def live_jcts(run: dict[str, Any], jobs: list[Job], time_scale: float
-              ) -> dict[str, float | None]:
-    by_name = {w["metadata"]["name"]: w for w in run["workflows"]}
-    return {job.id: end_to_end.workflow_jct_s(by_name.get(argo_name(job.id), {}), time_scale)
-            for job in jobs}
-
-
-def measure(cluster_spec: str, jobs: list[Job], time_scale: float, budget_s: float,
+def measure(cluster_spec: str, jobs: list[Job], args: argparse.Namespace,
             directory: Path) -> dict[str, dict[str, Any]]:
+    """Both runs on one sandbox, dagpilot first unless --kube-first."""
+    time_scale, budget_s = args.time_scale, args.budget_s
     state = launcher.up(cluster_spec, directory, twin=True, time_scale=time_scale)
     layout = Layout(directory.resolve())
     api = components.api_endpoint(layout, state.ports["apiserver"])
@@ -199,17 +204,27 @@ def measure(cluster_spec: str, jobs: list[Job], time_scale: float, budget_s: flo
     folder.mkdir()
     submitter = Submitter(folder, layout.pki)
     runs: dict[str, dict[str, Any]] = {}
-    try:
+
+    def dagpilot() -> None:
         with serve_scheduler(layout, state.ports["prometheus"]):
-            print("run 1: dagpilot serve scheduler", file=sys.stderr, flush=True)
+            print("run: dagpilot serve scheduler", file=sys.stderr, flush=True)
             runs["dagpilot"] = run_stream(api, submitter, layout.pki, jobs, managed=True,
                                           time_scale=time_scale, budget_s=budget_s)
-        print("run 2: kube-scheduler", file=sys.stderr, flush=True)
+
+    def kube() -> None:
+        print("run: kube-scheduler", file=sys.stderr, flush=True)
         runs["kube-scheduler"] = run_stream(api, submitter, layout.pki, jobs, managed=False,
                                             time_scale=time_scale, budget_s=budget_s)
+    try:
+        for one in (kube, dagpilot) if args.kube_first else (dagpilot, kube):
+            one()
     finally:
+        if args.logs is not None:  # the twin's, the schedulers', the webhooks' logs
+            args.logs.mkdir(parents=True, exist_ok=True)
+            for log in [*layout.logs.glob("*.log"), *folder.glob("*.log")]:
+                shutil.copy(log, args.logs / log.name)
         launcher.down(directory)
-    return runs
+    return {name: runs[name] for name in SCHEDULERS if name in runs}
 
 
 def check_runs(runs: dict[str, dict[str, Any]]) -> list[str]:
@@ -223,30 +238,36 @@ def check_runs(runs: dict[str, dict[str, Any]]) -> list[str]:
     return wrong
 
 
-def report(args: argparse.Namespace, jobs: list[Job], predicted: dict[str, Any],
+def report(args: argparse.Namespace, jobs: list[Job],
+           predicted: dict[str, end_to_end.Prediction],
            runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    live = {name: live_jcts(run, jobs, args.time_scale) for name, run in runs.items()}
+    live = {name: run["jcts"] for name, run in runs.items()}
     per_job = [{"job": job.id, "arrival_s": round(job.arrival_s, 1),
                 "pods": sum(t.instances for t in job.tasks),
                 "critical_path_s": round(job.critical_path_s, 1),
                 **{f"live_{n}": live[n][job.id] for n in SCHEDULERS},
-                **{f"sim_{n}": _round(predicted[sim][job.id]) for n, sim in SCHEDULERS.items()}}
+                **{f"live_{n}_phase": runs[n]["outcomes"][job.id]["phase"] for n in SCHEDULERS},
+                **{f"sim_{n}": _round(predicted[sim].jcts[job.id])
+                   for n, sim in SCHEDULERS.items()}}
                for job in jobs]
     figures = {name: {"live": end_to_end.summary(live[name]),
-                      "sim": end_to_end.summary(predicted[sim]),
-                      "live_over_sim": end_to_end.paired_ratio(live[name], predicted[sim]),
-                      "run": {k: v for k, v in runs[name].items() if k != "workflows"}}
+                      "sim": {**end_to_end.summary(predicted[sim].jcts),
+                              "oom_kills": predicted[sim].oom_kills},
+                      "live_over_sim": end_to_end.paired_ratio(live[name],
+                                                               predicted[sim].jcts),
+                      "run": {k: v for k, v in runs[name].items() if k != "jcts"}}
                for name, sim in SCHEDULERS.items()}
     return {"version": 1, "date": datetime.date.today().isoformat(),
             "command": " ".join(sys.argv), "cluster": args.cluster, "workload": WORKLOAD,
             "stream": {"jobs": args.jobs, "load": args.load, "seed": args.seed,
                        "max_pods": args.max_pods, "max_critical_s": args.max_critical_s},
             "time_scale": args.time_scale, "cpus": os.cpu_count(),
+            "order": "kube-scheduler first" if args.kube_first else "dagpilot first",
             "schedulers": figures,
             "ratios": {"live_dagpilot_over_kube": end_to_end.paired_ratio(
                            live["dagpilot"], live["kube-scheduler"]),
                        "sim_dagpilot_over_kube": end_to_end.paired_ratio(
-                           predicted["dagpilot"], predicted["kube-default"])},
+                           predicted["dagpilot"].jcts, predicted["kube-default"].jcts)},
             "setup_problems": check_runs(runs), "jobs": per_job}
 
 
@@ -265,14 +286,19 @@ def table(document: dict[str, Any]) -> str:
             f"{cell(r['avg_jct_s'])} ({r['finished']}/{r['jobs']})" for r in row) + " |")
     lines.append("| live / simulator (jobs both finished) | " + " | ".join(
         str(figures[n]["live_over_sim"]) for n in SCHEDULERS) + " |")
+    lines.append("| OOM kills, live (pods) / simulator | " + " | ".join(
+        f"{figures[n]['run']['pods']['oom_killed']} / {figures[n]['sim']['oom_kills']}"
+        for n in SCHEDULERS) + " |")
     ratios = document["ratios"]
     lines.append(f"\ndagpilot / kube, live: {ratios['live_dagpilot_over_kube']}; "
                  f"simulator: {ratios['sim_dagpilot_over_kube']}")
     lines.append("\n| job | pods | arrival s | live dagpilot | live kube | sim dagpilot | "
                  "sim kube-default |\n|---|---:|---:|---:|---:|---:|---:|")
     for row in document["jobs"]:
+        live = [cell(row[f"live_{n}"]) if row[f"live_{n}"] is not None
+                else str(row[f"live_{n}_phase"]) for n in SCHEDULERS]
         lines.append(f"| {row['job']} | {row['pods']} | {row['arrival_s']:,.0f} | "
-                     f"{cell(row['live_dagpilot'])} | {cell(row['live_kube-scheduler'])} | "
+                     f"{live[0]} | {live[1]} | "
                      f"{cell(row['sim_dagpilot'])} | {cell(row['sim_kube-scheduler'])} |")
     return "\n".join(lines)
 
@@ -288,6 +314,9 @@ def main() -> None:
     parser.add_argument("--time-scale", type=float, default=100.0)
     parser.add_argument("--budget-s", type=float, default=600.0,
                         help="wall seconds one run may take, from its first submission")
+    parser.add_argument("--kube-first", action="store_true",
+                        help="run the kube-scheduler's stream first (order effects)")
+    parser.add_argument("--logs", type=Path, help="keep the sandbox's and the servers' logs")
     parser.add_argument("--out", type=Path, default=REPO / "bench/out/end_to_end_jct.json")
     args = parser.parse_args()
     if not 1 <= args.jobs <= 100:
@@ -302,7 +331,7 @@ def main() -> None:
     load_before = os.getloadavg()
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="dagpilot-e2e-") as scratch:
-        runs = measure(args.cluster, jobs, args.time_scale, args.budget_s, Path(scratch))
+        runs = measure(args.cluster, jobs, args, Path(scratch))
     document = report(args, jobs, predicted, runs)
     document |= {"wall_s": round(time.monotonic() - started, 1),
                  "load_average_before": load_before, "load_average_after": os.getloadavg()}

@@ -66,3 +66,13 @@ def test_ratios_pair_the_jobs_both_finished() -> None:
     assert end_to_end.paired_ratio({"a": None}, theirs) is None
     assert end_to_end.summary(mine) == {"jobs": 3, "finished": 2, "avg_jct_s": 20.0,
                                         "p95_jct_s": 29.0}
+
+
+def test_the_prediction_covers_every_job_of_the_stream() -> None:
+    cluster = load_cluster("builtin:small")
+    jobs = end_to_end.stream(load("builtin:mix"), cluster, SPEC, 3.0)[:3]
+    settings = end_to_end.twin_settings(SimSettings())
+    prediction = end_to_end.predict(jobs, cluster, "kube-default", settings, 0)
+    assert set(prediction.jcts) == {job.id for job in jobs}
+    assert all(jct is not None and jct >= job.critical_path_s
+               for job, jct in zip(jobs, prediction.jcts.values(), strict=True))

@@ -71,11 +71,20 @@ def twin_settings(base: SimSettings) -> SimSettings:
         storage=dataclasses.replace(base.storage, drift_sigma=0.0, collapse_rate_per_hour=0.0))
 
 
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    """The simulator's JCT of each job by id (None: it failed or did not finish), and its
+    OOM kills (each pod retried up to SimSettings.oom_retry_limit times)."""
+
+    jcts: dict[str, float | None]
+    oom_kills: int
+
+
 def predict(jobs: Sequence[Job], cluster: Cluster, scheduler: str, settings: SimSettings,
-            seed: int) -> dict[str, float | None]:
-    """The simulator's JCT of each job (None: it did not finish), by job id."""
+            seed: int) -> Prediction:
     record = simulate(jobs, cluster, scheduler_registry()[scheduler](), settings, seed)
-    return {job.job_id: (None if job.failed else job.jct_s) for job in record.jobs}
+    return Prediction({job.job_id: (None if job.failed else job.jct_s) for job in record.jobs},
+                      record.oom_kills)
 
 
 def _instant(text: str) -> datetime.datetime:
