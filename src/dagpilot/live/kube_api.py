@@ -199,8 +199,10 @@ class KubeApi:
             metadata["annotations"] = dict(annotations)
         body = {"apiVersion": "v1", "kind": "Binding", "metadata": metadata,
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
-        self._call(self._core.create_namespaced_pod_binding, pod, namespace, body,
-                   _preload_content=False)
+        # read, so the keep-alive connection goes back to the pool (unread, each bind
+        # paid a new TLS connection)
+        self._json(self._call(self._core.create_namespaced_pod_binding, pod, namespace, body,
+                              _preload_content=False))
 
     def patch_pod(self, namespace: str, name: str, patch: Mapping[str, Any]) -> Raw:
         """A strategic-merge patch of a pod (labels, annotations, status via the caller)."""
