@@ -51,6 +51,7 @@ def write(tmp_path: Path, text: str) -> Path:
     ("[loaders]\nseed = -1\n", "loaders.seed", "-1"),
     ("[loaders]\nseed = 4294967296\n", "loaders.seed", "4294967296"),
     ("[sim]\npoll_interval_s = nan\n", "sim.poll_interval_s", "nan"),
+    ("[sim]\npoll_interval_s = 9e-324\n", "sim.poll_interval_s", "9.88131292e-324"),
     ("[sim]\nstartup_sigma = nan\n", "sim.startup_sigma", "nan"),
     ("[sim]\nsubmit_latency_s = -100\n", "sim.submit_latency_s", "-100"),
     ("[sim]\nstartup_slots_per_node = -1\n", "sim.startup_slots_per_node", "-1"),
@@ -89,6 +90,14 @@ def test_a_value_out_of_range_names_file_section_key_and_range(
 def test_the_ends_of_a_range_and_off_values_load(tmp_path: Path, text: str, field: str,
                                                  value: float) -> None:
     assert dict(flattened(load_settings(write(tmp_path, text)), ""))[field] == value
+
+
+def test_an_integer_too_large_for_a_float_setting_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "[sim.storage]\ncollapse_max_iops = 1" + "0" * 400 + "\n")
+    with pytest.raises(InvalidInput) as caught:
+        load_settings(path)
+    assert (caught.value.field, caught.value.message) == (
+        "sim.storage.collapse_max_iops", "a number of 401 digits is too large for this setting")
 
 
 def test_a_pair_the_wrong_way_round_is_refused(tmp_path: Path) -> None:

@@ -197,5 +197,13 @@ def _merge(current: Any, raw: dict[str, Any], file: str, prefix: str) -> Any:
             raise InvalidInput(file, f"[{prefix.rstrip('.')}]", name,
                                f"expected {type(old).__name__}, got {value!r}")
         else:
-            changes[key] = type(old)(value)
+            changes[key] = _converted(type(old), value, file, f"[{prefix.rstrip('.')}]", name)
     return dataclasses.replace(current, **changes)
+
+
+def _converted(kind: type, value: Any, file: str, section: str, name: str) -> Any:
+    try:
+        return kind(value)
+    except OverflowError:  # an integer of hundreds of digits for a float setting
+        raise InvalidInput(file, section, name, f"a number of {len(str(value))} digits is too "
+                           "large for this setting") from None

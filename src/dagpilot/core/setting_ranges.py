@@ -17,6 +17,7 @@ from dagpilot.core.job_draft import MAX_CPU, MAX_MEMORY, MAX_RUNTIME_S
 DAY_S = 86_400.0
 LONG_S = 1e9  # about 32 years: the longest interval or duration a setting may be
 MIN_SAMPLE_INTERVAL_S = 0.1  # a run takes a sample every interval while it is busy
+MIN_POLL_INTERVAL_S = 0.01  # an engine wakes every interval while its job has work to release
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +64,9 @@ RANGES: dict[str, Range] = {
     "loaders.alibaba_machine_memory": Range(1, MAX_MEMORY),
     "loaders.seed": Range(0, 2**32 - 1),  # numpy's legacy seeding (WfCommons) takes 32 bits
     "validator.max_gap_s": Range(0.0, LONG_S, above=True),
-    "sim.poll_interval_s": Range(0.0, DAY_S),  # 0: the engine acts at once
+    # 0: the engine acts at once; else at least MIN_POLL_INTERVAL_S (9e-324 made its wake-up
+    # arithmetic infinite)
+    "sim.poll_interval_s": Range(MIN_POLL_INTERVAL_S, DAY_S, off=0.0),
     **_durations("sim.submit_latency_s", "sim.startup_median_s", "sim.retry_backoff_s",
                  "sim.retry_backoff_max_s", high=DAY_S),
     "sim.startup_sigma": Range(0.0, 5.0),
