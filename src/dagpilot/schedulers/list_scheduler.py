@@ -56,6 +56,12 @@ class ListScheduler:
         self._feasibility = Feasibility(self._feasibility.filters)
         self._statics: ClusterStatics | None = None
 
+    def resync(self) -> None:
+        """Forget the pending list followed so far: the next decision queues the view's pods
+        afresh (for a caller whose pending pods also leave by others' placements)."""
+        self._queue.clear()
+        self._sync = PendingSync()
+
     def decide(self, view: ClusterView) -> Placement | None:
         nodes = NodeArrays.from_view(view, self._statics)
         self._statics = nodes.statics
