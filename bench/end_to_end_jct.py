@@ -66,6 +66,7 @@ WORKLOAD = "builtin:mix"
 MANAGED = {"dagpilot.io/managed": "true"}
 SCHEDULERS = {"dagpilot": "dagpilot", "kube-scheduler": "kube-default"}  # live: sim name
 POLL_S = 2.0
+WORKFLOW_LABEL = "workflows.argoproj.io/workflow"
 
 
 @contextmanager
@@ -190,7 +191,17 @@ def _pod_facts(pods: list[dict[str, Any]]) -> dict[str, Any]:
             "oom_killed": sum((p.get("status") or {}).get("reason") == "OOMKilled"
                               for p in pods),
             "nodes": dict(sorted(Counter(p["spec"].get("nodeName") or "" for p in pods).items())),
+            "by_workflow": _placements(pods),
             "decision_sources": dict(sources)}
+
+
+def _placements(pods: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """The nodes each Workflow's pods ran on (every attempt)."""
+    nodes: dict[str, Counter[str]] = {}
+    for pod in pods:
+        workflow = (pod["metadata"].get("labels") or {}).get(WORKFLOW_LABEL, "")
+        nodes.setdefault(workflow, Counter())[pod["spec"].get("nodeName") or ""] += 1
+    return {name: dict(sorted(count.items())) for name, count in sorted(nodes.items())}
 
 
 def measure(cluster_spec: str, jobs: list[Job], args: argparse.Namespace,
@@ -248,6 +259,10 @@ def report(args: argparse.Namespace, jobs: list[Job],
                 **{f"live_{n}": live[n][job.id] for n in SCHEDULERS},
                 **{f"live_{n}_phase": runs[n]["outcomes"][job.id]["phase"] for n in SCHEDULERS},
                 **{f"sim_{n}": _round(predicted[sim].jcts[job.id])
+                   for n, sim in SCHEDULERS.items()},
+                **{f"live_{n}_nodes": runs[n]["pods"]["by_workflow"].get(argo_name(job.id), {})
+                   for n in SCHEDULERS},
+                **{f"sim_{n}_nodes": predicted[sim].nodes[job.id]
                    for n, sim in SCHEDULERS.items()}}
                for job in jobs]
     figures = {name: {"live": end_to_end.summary(live[name]),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -73,18 +74,24 @@ def twin_settings(base: SimSettings) -> SimSettings:
 
 @dataclass(frozen=True, slots=True)
 class Prediction:
-    """The simulator's JCT of each job by id (None: it failed or did not finish), and its
-    OOM kills (each pod retried up to SimSettings.oom_retry_limit times)."""
+    """The simulator's JCT of each job by id (None: it failed or did not finish), its OOM
+    kills (each pod retried up to SimSettings.oom_retry_limit times), and the nodes each
+    job's pods ran on (every attempt), to set beside the live placements."""
 
     jcts: dict[str, float | None]
     oom_kills: int
+    nodes: dict[str, dict[str, int]]
 
 
 def predict(jobs: Sequence[Job], cluster: Cluster, scheduler: str, settings: SimSettings,
             seed: int) -> Prediction:
     record = simulate(jobs, cluster, scheduler_registry()[scheduler](), settings, seed)
+    nodes: dict[str, Counter[str]] = {job.id: Counter() for job in jobs}
+    for pod in record.pods:
+        if pod.node is not None and pod.job_id in nodes:
+            nodes[pod.job_id][pod.node] += 1
     return Prediction({job.job_id: (None if job.failed else job.jct_s) for job in record.jobs},
-                      record.oom_kills)
+                      record.oom_kills, {k: dict(sorted(v.items())) for k, v in nodes.items()})
 
 
 def _instant(text: str) -> datetime.datetime:
