@@ -63,6 +63,9 @@ DEGRADED_ZONE = "zone-b"
 THROTTLED_IOPS = 100
 BENCH_SEED = 90_001  # the benchmark's arrival streams: apart from the adapter's seeds
 OBSERVE_SEED = 90_002  # the observation window's
+# The window's journal clock (Unix seconds): fixed, because the adapter seeds its fine-tune and
+# its gate with the drift's journal time; the time to an adapted model is measured apart.
+OBSERVED_FROM_T = 1_790_000_000.0
 
 
 def degraded(cluster: Cluster) -> Cluster:
@@ -88,7 +91,7 @@ def observed_journal(path: Path, agent: Agent, episodes: int, horizon_h: float) 
     with the nominal runtime as the prediction. Returns the records written."""
     tasks, cluster = drifted_tasks(episodes, horizon_h, seed=OBSERVE_SEED)
     nominal = {(job.id, task.id): task for job in load(WORKLOAD) for task in job.tasks}
-    lines, offset = [], time.time() - 3600.0 * horizon_h * episodes * 2
+    lines, offset = [], OBSERVED_FROM_T
     for number, task in enumerate(tasks):
         record = simulate(task.jobs, cluster, DagpilotScheduler(agent), SimSettings(),
                           task.sim_seed)
@@ -155,6 +158,9 @@ def adapt(models: Path, state: Path, settings: AdapterSettings,
             "gate_ratio_ci95": [gate.interval.low, gate.interval.high] if gate else None,
             "gate_candidate_jct_s": gate.candidate_jct_s if gate else None,
             "gate_serving_jct_s": gate.serving_jct_s if gate else None,
+            "fine_tune": {"iterations": tuned.iterations, "env_steps": tuned.env_steps,
+                          "wall_s": round(tuned.wall_s, 1), "cpus": tuned.cpus}
+            if (tuned := adapter.fine_tuned) else None,
             "rollbacks": adapter.breaker.state.rollbacks}, elapsed
 
 
@@ -215,12 +221,14 @@ def main() -> None:
     parser.add_argument("--lora-rank", type=int, default=8)
     parser.add_argument("--scenarios", type=int, default=2)
     parser.add_argument("--replays", type=int, default=1)
+    parser.add_argument("--ppo-epochs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     settings = AdapterSettings(workload=WORKLOAD, cluster=CLUSTER, budget_s=args.budget_s,
                                validation_seeds=args.validation_seeds, horizon_h=args.horizon_h,
                                learning_rate=args.learning_rate, lora_rank=args.lora_rank,
-                               scenarios=args.scenarios, replays=args.replays)
+                               scenarios=args.scenarios, replays=args.replays,
+                               ppo_epochs=args.ppo_epochs)
     with tempfile.TemporaryDirectory(prefix="dagpilot-drift-") as scratch:
         models = Path(scratch) / "models"
         publish(models, "base", (REPO / "models" / "current").resolve())
@@ -245,6 +253,7 @@ def main() -> None:
               "jct_without_s": without, "jct_with_s": with_,
               "ratio_with_over_without": dataclasses.asdict(interval) if interval else None,
               "swap": swap}
+    result["settings"] = dataclasses.asdict(settings)
     text = json.dumps(result, indent=1)
     print(text)
     if args.out is not None:

@@ -84,6 +84,7 @@ class Adapter:
                                cooldown_minutes=config.cooldown_minutes)
         self.counts: Counter[str] = Counter()
         self.recalibration: Recalibration | None = None  # the last estimate, for reports
+        self.fine_tuned: FineTuneResult | None = None  # the last fine-tune's, for reports
 
     def cycle(self) -> CycleReport:
         report = self._cycle()
@@ -162,6 +163,7 @@ class Adapter:
             result = self.fine_tuner(job, self.cpus)
         except FineTuneFailed as error:
             return self._failure(str(error), serving, drift, None)
+        self.fine_tuned = result
         broken = [name for name, tensor in result.state.items() if not tensor.isfinite().all()]
         if broken:  # NaN or infinite deltas: nothing to validate
             return self._failure(f"non-finite weights in {', '.join(broken[:3])}", serving,

@@ -54,6 +54,7 @@ class AdapterSettings:
     replays: int = 2  # each replayed this many times (the input-driven baseline)
     lora_rank: int = 4
     learning_rate: float = 1e-3
+    ppo_epochs: int = 2  # passes over each iteration's decisions
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,8 @@ def _adapter(file: str, value: Any) -> AdapterSettings:
         replays=read.integer("replays", 1, 16, default.replays),
         lora_rank=read.integer("lora_rank", 1, 64, default.lora_rank),
         learning_rate=read.number("learning_rate", 0.0, 1.0, default.learning_rate,
-                                  above=True))
+                                  above=True),
+        ppo_epochs=read.integer("ppo_epochs", 1, 32, default.ppo_epochs))
 
 
 def _mapping(file: str, where: str, value: Any, known: set[str]) -> Mapping[str, Any]:
