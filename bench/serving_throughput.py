@@ -430,9 +430,9 @@ def run(nodes: int, count: int, window_s: float, directory: Path,
                 print(json.dumps({name: figures}), file=sys.stderr, flush=True)
     finally:
         launcher.down(directory)
-        if keep_logs is not None:  # the dagpilot servers' logs, past the sandbox's removal
+        if keep_logs is not None:  # every log, past the sandbox's removal
             keep_logs.mkdir(parents=True, exist_ok=True)
-            for log in layout.logs.glob("bench-*.log"):
+            for log in layout.logs.glob("*.log"):  # the control plane's too
                 shutil.copy(log, keep_logs / f"{nodes}-{log.name}")
     results["ratios"] = _ratios(results["schedulers"])
     return results
@@ -452,7 +452,7 @@ def main() -> None:
     parser.add_argument("--pods", type=int, default=300)
     parser.add_argument("--window", type=float, default=60.0)
     parser.add_argument("--out", type=Path)
-    parser.add_argument("--logs", type=Path, help="keep the dagpilot servers' logs here")
+    parser.add_argument("--logs", type=Path, help="keep every component's log here")
     args = parser.parse_args()
     report = {"load_average": os.getloadavg(), "cpus": os.cpu_count(), "runs": []}
     started = time.monotonic()
