@@ -30,7 +30,7 @@ the per-minute CPU p99s). Results go to bench/out/serve_soak.json.
 
 The simulator is the harness, not the serving process, and a finished episode's simulation is
 cyclic garbage (its kernel holds bound methods of its parts) that only a full collection frees:
-some 2,000 objects an episode, dead in the oldest generation until the collector's next full
+some 2,500 objects an episode, dead in the oldest generation until the collector's next full
 pass, and the pages that pile took stay resident. `--collect-episodes` collects at each episode
 boundary (outside the decisions' timing: the next decision may start late), to measure the
 serving process without the harness's garbage; by default the serving process's own collector
