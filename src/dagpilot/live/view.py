@@ -98,6 +98,8 @@ class LiveView:
         self._singles: dict[str, Job] = {}
         self._numbers: dict[str, int] = {}
         self._uids: dict[int, str] = {}
+        self._numbered = 0  # PodRef uids handed out; never reused (not len(_numbers), which
+        # shrinks as pods go: a new pod then took a live pod's number, and a bind its name)
         self._keys: dict[str, str] = {}  # namespace/name -> uid
         self._order: dict[str, int] = {}  # uid -> arrival sequence
         self._sample: SignalSample | None = None
@@ -359,7 +361,8 @@ class LiveView:
             self._pods[uid] = record
             self._keys[record.key] = uid
             if uid not in self._numbers:
-                number = len(self._numbers) + 1
+                self._numbered += 1
+                number = self._numbered
                 self._numbers[uid], self._uids[number] = number, uid
                 self._order[uid] = number
             if old is not None and old.workflow != record.workflow:
