@@ -336,6 +336,10 @@ def main() -> None:
     args = parser.parse_args()
     if not 1 <= args.jobs <= 100:
         parser.error("--jobs takes 1-100")
+    if not 0 < args.time_scale <= 10_000:
+        parser.error("--time-scale takes a number above 0, at most 10000 (the twin's range)")
+    if not args.budget_s > 0:
+        parser.error("--budget-s must be above 0")
     cluster = load_cluster(args.cluster)
     settings = end_to_end.twin_settings(SimSettings())
     spec = end_to_end.StreamSpec(args.jobs, args.load, args.seed, args.max_pods,
@@ -353,8 +357,9 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(document, indent=1) + "\n")
     print(table(document))
-    for problem in document["setup_problems"]:
-        print(f"setup problem: {problem}", file=sys.stderr)
+    if document["setup_problems"]:
+        raise SystemExit("setup problems (the runs do not compare what they claim): "
+                         + "; ".join(document["setup_problems"]))
 
 
 if __name__ == "__main__":
