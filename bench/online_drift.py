@@ -46,7 +46,9 @@ from dagpilot.native import simulate
 from dagpilot.online.adapter import Adapter
 from dagpilot.online.config import AdapterSettings, OnlineConfig
 from dagpilot.online.drift import Drift, task_family
+from dagpilot.online.finetune import FineTuneResult
 from dagpilot.online.recalibration import replayed_cluster
+from dagpilot.online.reference import nominal_runtime_s
 from dagpilot.online.scenarios import LOAD, recalibrated
 from dagpilot.online.world import serving_model, world
 from dagpilot.registry import publish, read_current
@@ -116,14 +118,12 @@ def _template(job: Job) -> str:
 
 def _feedback(pod: PodRecord, nominal: Task, ran: Task, offset: float,
               episode: int) -> dict[str, Any]:
-    instance = int(pod.pod.rsplit("-", 1)[1]) if nominal.instances > 1 else 0
-    predicted = (nominal.instance_runtimes_s[instance] if nominal.instance_runtimes_s
-                 else nominal.runtime_s)
+    assert pod.started_s is not None and pod.finished_s is not None
     return {"kind": "feedback", "t": round(offset + pod.finished_s, 3), "node": pod.node,
             "pod_uid": f"e{episode}-{pod.pod}-{pod.attempt}",
             "task_class": task_family(ran.name), "runtime_s": pod.finished_s - pod.started_s,
             "actual": {"io_bytes": ran.read_bytes + ran.written_bytes},
-            "predicted": {"runtime_s": predicted}}
+            "predicted": {"runtime_s": nominal_runtime_s(nominal, pod)}}
 
 
 def jcts(agent: Agent, tasks: list[EpisodeTask], cluster: Cluster) -> list[float]:
@@ -131,8 +131,8 @@ def jcts(agent: Agent, tasks: list[EpisodeTask], cluster: Cluster) -> list[float
                                       SimSettings(), task.sim_seed)) for task in tasks]
 
 
-def adapt(models: Path, state: Path, settings: AdapterSettings,
-          observe: tuple[int, float]) -> tuple[dict[str, Any], float]:
+def adapt(models: Path, state: Path, settings: AdapterSettings, observe: tuple[int, float]
+          ) -> tuple[dict[str, Any], float, FineTuneResult | None]:
     """One real adapter cycle on the observation window's journal; the seconds from the cycle
     reading the drift's feedback to its end (the adapted model current, when it passed)."""
     journal = state / "journal.jsonl"
@@ -161,7 +161,18 @@ def adapt(models: Path, state: Path, settings: AdapterSettings,
             "fine_tune": {"iterations": tuned.iterations, "env_steps": tuned.env_steps,
                           "wall_s": round(tuned.wall_s, 1), "cpus": tuned.cpus}
             if (tuned := adapter.fine_tuned) else None,
-            "rollbacks": adapter.breaker.state.rollbacks}, elapsed
+            "rollbacks": adapter.breaker.state.rollbacks}, elapsed, adapter.fine_tuned
+
+
+def candidate_jcts(models: Path, tasks: list[EpisodeTask], cluster: Cluster,
+                   tuned: FineTuneResult | None) -> list[float] | None:
+    """The fine-tune's candidate on the true drifted world, published or not: what the
+    adapter's weights would have done (the gate judged them on the estimated world)."""
+    if tuned is None:
+        return None
+    model, normaliser = serving_model(models, "base")
+    model.load_state_dict(tuned.state, strict=True)
+    return jcts(Agent(model, normaliser, explain=False), tasks, cluster)
 
 
 class ReloadingScheduler:
@@ -232,8 +243,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="dagpilot-drift-") as scratch:
         models = Path(scratch) / "models"
         publish(models, "base", (REPO / "models" / "current").resolve())
-        adapted, to_model_s = adapt(models, Path(scratch), settings,
-                                    (args.observe_episodes, args.horizon_h))
+        adapted, to_model_s, tuned = adapt(models, Path(scratch), settings,
+                                           (args.observe_episodes, args.horizon_h))
         serving_after = read_current(models)
         assert serving_after is not None
         tasks, cluster = drifted_tasks(args.seeds, args.horizon_h)
@@ -241,6 +252,7 @@ def main() -> None:
         with_ = jcts(Agent(*serving_model(models, serving_after), explain=False), tasks,
                      cluster)
         interval = paired_ratio_ci95(with_, without)
+        candidate = candidate_jcts(models, tasks, cluster, tuned)
         swap = swap_episode(models, serving_after, tasks[0], cluster)
     result = {"workload": WORKLOAD, "cluster": CLUSTER, "load": LOAD,
               "horizon_h": args.horizon_h, "seeds": args.seeds, "drift": {
@@ -252,6 +264,9 @@ def main() -> None:
               "cycle_s": round(to_model_s, 1),
               "jct_without_s": without, "jct_with_s": with_,
               "ratio_with_over_without": dataclasses.asdict(interval) if interval else None,
+              "jct_candidate_s": candidate,
+              "ratio_candidate_over_without": dataclasses.asdict(ratio) if candidate and (
+                  ratio := paired_ratio_ci95(candidate, without)) else None,
               "swap": swap}
     result["settings"] = dataclasses.asdict(settings)
     text = json.dumps(result, indent=1)

@@ -109,7 +109,12 @@ class Adapter:
         if drift is None:
             return CycleReport("no-drift")
         self.breaker.acted_on(drift.last_t)  # saved first: a restart never fires on it again
-        return self._adapt(drift, self._recalibration(records, since))
+        try:
+            recalibration = self._recalibration(records, since)
+        except DagpilotError as error:  # e.g. a reference episode with no arrival
+            return self._failure(f"recalibration could not run: {error}",
+                                 read_current(self.models), drift, None)
+        return self._adapt(drift, recalibration)
 
     def _recalibration(self, records: list[dict[str, Any]], since: float
                        ) -> Recalibration | None:
