@@ -21,7 +21,9 @@ for it:
   threads on one schedule; per pod, from the watch's receipt of the pending pod to the
   watch's receipt of its binding, on this client's monotonic clock (not the API's 1 s
   timestamps). Bound pods are deleted as they bind so the cluster never fills. A shorter
-  `--window` shortens the run (the 1,000-node run on a busy host), at fewer samples.
+  `--window` shortens the run (the 1,000-node run on a busy host), at fewer samples;
+  `--rate` offers a fixed rate instead (a host whose client cannot offer 0.8x: the run's
+  `achieved_offer_per_s` says what it reached).
 
 Schedulers: (a) kube-scheduler alone: a second kube-scheduler of the sandbox's build and
 configuration, for its own profile (the sandbox's default-scheduler is always running, so it
@@ -401,7 +403,7 @@ def custom_scheduler(layout: Layout) -> Iterator[str]:
 
 
 def run(nodes: int, count: int, window_s: float, directory: Path,
-        keep_logs: Path | None = None) -> dict[str, Any]:
+        keep_logs: Path | None = None, *, offered_rate: float = 0.0) -> dict[str, Any]:
     state = launcher.up(f"builtin:scale-{nodes}", directory, twin=False)
     layout = Layout(directory.resolve())
     ports = Ports.of(list(state.ports.values()))
@@ -409,7 +411,7 @@ def run(nodes: int, count: int, window_s: float, directory: Path,
     tasks = stream_tasks()
     results: dict[str, Any] = {"nodes": nodes, "schedulers": {}}
     try:
-        rate = 0.0
+        rate = offered_rate  # 0: OFFERED_FRACTION of kube-scheduler alone's saturated rate
         with extender_server(layout) as entry:
             starts: dict[str, tuple[str, Callable[[], AbstractContextManager[str]]]] = {
                 "kube-scheduler": (KUBE_PROFILE, lambda: kube_scheduler(
@@ -451,6 +453,9 @@ def main() -> None:
     parser.add_argument("--nodes", default="100,1000")
     parser.add_argument("--pods", type=int, default=300)
     parser.add_argument("--window", type=float, default=60.0)
+    parser.add_argument("--rate", type=float, default=0.0,
+                        help="pods/s offered in the latency phase (default: 0.8x kube-scheduler "
+                             "alone's saturated rate); for a host whose client cannot offer that")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--logs", type=Path, help="keep every component's log here")
     args = parser.parse_args()
@@ -459,7 +464,7 @@ def main() -> None:
     for nodes in (int(n) for n in args.nodes.split(",")):
         with tempfile.TemporaryDirectory(prefix="dagpilot-throughput-") as directory:
             report["runs"].append(run(nodes, args.pods, args.window, Path(directory),
-                                      args.logs))
+                                      args.logs, offered_rate=args.rate))
     report["wall_s"] = round(time.monotonic() - started, 1)
     report["load_average_after"] = os.getloadavg()
     text = json.dumps(report, indent=2)
