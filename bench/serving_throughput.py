@@ -192,7 +192,7 @@ def namespace(api: rest.Endpoint, prefix: str) -> Iterator[str]:
         yield name
     finally:
         rest.request(api, "DELETE", f"/api/v1/namespaces/{name}/pods?gracePeriodSeconds=0",
-                     timeout_s=60)
+                     timeout_s=300)  # thousands left behind by a scheduler that fell behind
         rest.request(api, "DELETE", f"/api/v1/namespaces/{name}")
         rest.request(api, "PUT", f"/api/v1/namespaces/{name}/finalize",
                      {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name},
