@@ -35,6 +35,21 @@ def test_groups_with_count_and_explicit_nodes(fixtures: Path) -> None:
     assert (gpu1.zone, gpu1.rack) == ("zone-b", "rack-1")
 
 
+@pytest.mark.parametrize(("group_labels", "hostnames"), [
+    ("", ["c-0", "c-1", "c-2"]),  # each copy of a counted node is named for itself
+    ("labels: {kubernetes.io/hostname: shared}", ["shared"] * 3),  # the group's own label holds
+])
+def test_the_nodes_of_a_count_group_differ_only_by_name(tmp_path: Path, group_labels: str,
+                                                        hostnames: list[str]) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("name: c\nnode_groups:\n  - {name: c, count: 3, cpu: 4, memory: 8Gi, "
+                    f"zone: z{', ' + group_labels if group_labels else ''}}}\n")
+    nodes = yaml_file.read(str(path), SETTINGS).nodes
+    assert [dict(node.labels)["kubernetes.io/hostname"] for node in nodes] == hostnames
+    assert [node.name for node in nodes] == ["c-0", "c-1", "c-2"]
+    assert len({(n.allocatable, n.zone, n.disk, n.gpus) for n in nodes}) == 1
+
+
 def test_the_example_in_the_repository_loads() -> None:
     cluster = yaml_file.read(str(REPO / "examples" / "cluster.yaml"), SETTINGS)
     assert len(cluster.nodes) == 14

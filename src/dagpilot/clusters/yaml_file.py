@@ -8,6 +8,7 @@ or node, and the field. `to_yaml` writes any cluster back in this schema (explic
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any, TypeVar
 import yaml
 
 from dagpilot.clusters.node_conventions import (
+    HOSTNAME,
     MAX_CPU_SPEED,
     MAX_NODE_BYTES,
     MAX_NODE_CPU,
@@ -40,6 +42,7 @@ from dagpilot.core.types import (
     Resources,
     Taint,
     TaintEffect,
+    labels,
 )
 from dagpilot.core.units import cpu_cores, memory_bytes, quantity
 
@@ -164,7 +167,9 @@ def _group_nodes(group: Any, where: _Where) -> list[tuple[NodeSpec, _Where]]:
         raise where.error("count", "give exactly one of count and nodes")
     if "count" in fields:
         count = where.count(fields["count"], "count", 1, MAX_NODES)
-        return [(_node({**shared, "name": f"{name}-{index}"}, where), where)
+        first = _node({**shared, "name": f"{name}-0"}, where)  # read and checked once
+        own_hostname = HOSTNAME in _labels(shared, where)
+        return [(_renamed(first, f"{name}-{index}", own_hostname), where)
                 for index in range(count)]
     explicit = fields["nodes"]
     if not isinstance(explicit, list) or not explicit:
@@ -179,6 +184,15 @@ def _group_nodes(group: Any, where: _Where) -> list[tuple[NodeSpec, _Where]]:
         place = place.inside(f" ({node_name})")
         nodes.append((_node(merged, place), place))
     return nodes
+
+
+def _renamed(node: NodeSpec, name: str, own_hostname: bool) -> NodeSpec:
+    """A copy of a group's node under another name; its hostname label follows the name
+    unless the group's labels set one of their own."""
+    if own_hostname:
+        return dataclasses.replace(node, name=name)
+    renamed = {**dict(node.labels), HOSTNAME: name}
+    return dataclasses.replace(node, name=name, labels=labels(renamed))
 
 
 def _labels(fields: dict[str, Any], where: _Where) -> dict[Any, Any]:
