@@ -12,9 +12,11 @@ from __future__ import annotations
 MIB = 2**20
 
 MAX_DOCUMENT_BYTES = 256 * MIB  # a JSON document, after decompression
-# YAML costs about 1 s of CPU per MiB to build (libyaml parses, Python constructs): a larger
-# cap would let one file hold a reader for long. Argo manifests and cluster files are KiB.
-MAX_YAML_BYTES = 4 * MIB
+# YAML costs 1-2 s of CPU per MiB to build (libyaml parses, Python resolves and constructs):
+# a larger cap would let one file hold a reader for long. Argo manifests and cluster files are
+# KiB; the API server refuses an object over etcd's 1.5 MiB, and 10,000 nodes listed one by one
+# take about 1 MiB.
+MAX_YAML_BYTES = 2 * MIB
 MAX_TABLE_BYTES = 2048 * MIB  # a CSV table, after decompression; also any file the validator reads
 # Gzip expands a file at most this many times, or to MAX_GZIP_FLOOR_BYTES for a small one: the
 # shared traces expand at most 35x (a WfInstances Montage), CSV and JSON about 5-15x, while
