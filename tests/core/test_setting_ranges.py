@@ -68,6 +68,8 @@ def write(tmp_path: Path, text: str) -> Path:
     ("[sim.storage]\ncollapse_mean_s = 0\n", "sim.storage.collapse_mean_s", "0"),
     ("[sim.faults]\nrate_per_node_hour = nan\n", "sim.faults.rate_per_node_hour", "nan"),
     ("[sim.effects]\nrtt_same_rack_ms = 0\n", "sim.effects.rtt_same_rack_ms", "0"),
+    ("[sim.effects]\nrtt_same_rack_ms = 5e-324\n", "sim.effects.rtt_same_rack_ms",
+     "4.94065646e-324"),
     ("[sim.effects]\nio_level2_factor = 0.5\n", "sim.effects.io_level2_factor", "0.5"),
 ])
 def test_a_value_out_of_range_names_file_section_key_and_range(
@@ -90,6 +92,17 @@ def test_a_value_out_of_range_names_file_section_key_and_range(
 def test_the_ends_of_a_range_and_off_values_load(tmp_path: Path, text: str, field: str,
                                                  value: float) -> None:
     assert dict(flattened(load_settings(write(tmp_path, text)), ""))[field] == value
+
+
+def test_faults_that_keep_nodes_down_most_of_the_time_are_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "[sim.faults]\nrate_per_node_hour = 1000\n")  # 300 s outages
+    with pytest.raises(InvalidInput) as caught:
+        load_settings(path)
+    assert (caught.value.field, caught.value.message) == (
+        "sim.faults.rate_per_node_hour",
+        "1000 an hour of 300 s each keep a node down 99 % of the time; at most 50 %")
+    brief = write(tmp_path, "[sim.faults]\nrate_per_node_hour = 30\nmean_duration_s = 20\n")
+    assert load_settings(brief).sim.faults.rate_per_node_hour == 30.0  # down 14 %
 
 
 def test_an_integer_too_large_for_a_float_setting_is_refused(tmp_path: Path) -> None:

@@ -89,7 +89,8 @@ RANGES: dict[str, Range] = {
                  "sim.effects.io_level1_ms", "sim.effects.io_level2_ms",
                  "sim.effects.io_level3_ms", "sim.effects.rtt_same_node_ms",
                  "sim.effects.rtt_cross_rack_ms", "sim.effects.rtt_cross_zone_ms", high=1e6),
-    "sim.effects.rtt_same_rack_ms": Range(0.0, 1e6, above=True),  # RTTs are read relative to it
+    # RTTs are read relative to it; 1 us at least (a denormal made the slowdown infinite)
+    "sim.effects.rtt_same_rack_ms": Range(0.001, 1e6),
     "sim.effects.network_latency_sensitivity": Range(0.0, 1000.0),
     "sim.effects.page_cache_ratio": Range(0.0, 100.0),
     "sim.effects.memory_capacity_factor": Range(0.0, 100.0, above=True),
@@ -131,12 +132,31 @@ def check_order(values: dict[str, Any], file: str) -> None:
                                f"{_shown(values[high])} is below {low} = {_shown(values[low])}")
 
 
+FAULT_RATE, FAULT_DURATION = "sim.faults.rate_per_node_hour", "sim.faults.mean_duration_s"
+MAX_DOWN_SHARE = 0.5  # of a node's time, on average: past it, runs end only at their caps
+
+
+def check_downtime(values: dict[str, Any], file: str) -> None:
+    """InvalidInput when faults would keep nodes down most of the time (1,000 an hour of 300 s
+    each: down for good, and a run of two jobs took 140 s of CPU and 1.6 GB to its cap)."""
+    if FAULT_RATE not in values or FAULT_DURATION not in values:
+        return
+    rate, duration = values[FAULT_RATE], values[FAULT_DURATION]
+    up_s = 3600.0 / rate if rate > 0 else math.inf
+    share = duration / (up_s + duration) if duration > 0 else 0.0
+    if share > MAX_DOWN_SHARE:
+        raise InvalidInput(file, "[sim.faults]", FAULT_RATE,
+                           f"{_shown(rate)} an hour of {_shown(duration)} s each keep a node down "
+                           f"{100 * share:.0f} % of the time; at most {100 * MAX_DOWN_SHARE:.0f} %")
+
+
 def check_all(settings: Any, prefix: str, file: str) -> None:
     """Every setting of a settings group (`prefix` its dotted name, e.g. "sim") in range."""
     values = dict(flattened(settings, prefix))
     for name, value in values.items():
         check_value(name, value, file)
     check_order(values, file)
+    check_downtime(values, file)
 
 
 def flattened(settings: Any, prefix: str) -> Iterator[tuple[str, Any]]:
