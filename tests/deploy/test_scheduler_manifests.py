@@ -14,7 +14,7 @@ from tests.deploy.manifests import named, render
 
 VERBS_BY_RESOURCE = {
     ("", "nodes"): {"get", "list", "watch"},
-    ("", "pods"): {"get", "list", "watch", "patch"},
+    ("", "pods"): {"get", "list", "watch"},
     ("", "pods/binding"): {"create"},
     ("", "pods/status"): {"patch"},
     ("", "events"): {"create"},

@@ -15,10 +15,10 @@
 - Every failure is a KubeApiError naming the server and the reason in words: refused, no
   answer in time, a certificate the kubeconfig's CA does not sign or one that expired, a client
   the server does not accept (401), RBAC (403). `retryable` says whether trying again can help.
-- `bind` (a pods/binding POST), `patch_pod` (strategic merge) and `patch_workflow` (JSON merge)
-  are what a scheduler and the Argo webhook need; `create_workflow` is the signed endpoint's;
-  `patch_pod_status` (PodScheduled=False), `create_event` and the Lease calls (`read_lease`,
-  `create_lease`, `replace_lease`: leader election) are the custom scheduler's.
+- `bind` (a pods/binding POST, the decision annotation on the Binding) and `patch_workflow`
+  (JSON merge) are what a scheduler and the Argo webhook need; `create_workflow` is the signed
+  endpoint's; `patch_pod_status` (PodScheduled=False), `create_event` and the Lease calls
+  (`read_lease`, `create_lease`, `replace_lease`: leader election) are the custom scheduler's.
 """
 
 from __future__ import annotations
@@ -203,11 +203,6 @@ class KubeApi:
         # paid a new TLS connection)
         self._json(self._call(self._core.create_namespaced_pod_binding, pod, namespace, body,
                               _preload_content=False))
-
-    def patch_pod(self, namespace: str, name: str, patch: Mapping[str, Any]) -> Raw:
-        """A strategic-merge patch of a pod (labels, annotations, status via the caller)."""
-        return self._json(self._call(self._core.patch_namespaced_pod, name, namespace,
-                                     dict(patch), _preload_content=False))
 
     def patch_pod_status(self, namespace: str, name: str, patch: Mapping[str, Any]) -> Raw:
         """A strategic-merge patch of a pod's status (conditions merge by type), as
