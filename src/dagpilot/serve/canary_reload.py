@@ -13,7 +13,6 @@ and none is lost. A file that does not read or parse keeps the plan in force (lo
 from __future__ import annotations
 
 import logging
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from dagpilot.core.label_selector import Selector, parse
 from dagpilot.registry import load_version
 from dagpilot.registry.canary import CanaryState, read_canary
 from dagpilot.serve.model_reload import Serving, greedy_policy
+from dagpilot.serve.periodic import Periodic
 from dagpilot.state import FEATURE_SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
@@ -44,8 +44,7 @@ class CanaryModel:
         self.error: str | None = None  # the last read or load that failed
         self.failed_reads = 0
         self._plan: CanaryPlan | None = None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._refresher = Periodic("dagpilot-canary-reload", period_s, self.refresh)
         self.refresh()
 
     def plan(self) -> CanaryPlan | None:
@@ -97,15 +96,7 @@ class CanaryModel:
         return Serving(greedy_policy(agent), version)
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._watch, name="dagpilot-canary-reload",
-                                        daemon=True)
-        self._thread.start()
+        self._refresher.start()
 
     def close(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-
-    def _watch(self) -> None:
-        while not self._stop.wait(self.period_s):
-            self.refresh()
+        self._refresher.close()

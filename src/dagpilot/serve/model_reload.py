@@ -11,7 +11,6 @@ the old agent and the next one takes the new agent; no decision is lost or made 
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from dagpilot.agent import Agent, Decision, agent_from_files
 from dagpilot.core.view import ClusterView
 from dagpilot.policy.process import collections_deferred
 from dagpilot.registry import LoadedModel, ModelHandle
+from dagpilot.serve.periodic import Periodic
 from dagpilot.state import FEATURE_SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
@@ -48,8 +48,7 @@ class ModelPolicy:
         self.reloads = 0
         self._handle: ModelHandle | None = None
         self._serving: Serving | None = None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._refresher = Periodic("dagpilot-model-reload", period_s, self.refresh)
         self.refresh()
 
     def current(self) -> Serving | None:
@@ -72,18 +71,10 @@ class ModelPolicy:
             log.warning("no model from %s: %s", self.root, self.load_error)
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._watch, name="dagpilot-model-reload",
-                                        daemon=True)
-        self._thread.start()
+        self._refresher.start()
 
     def close(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-
-    def _watch(self) -> None:
-        while not self._stop.wait(self.period_s):
-            self.refresh()
+        self._refresher.close()
 
     def _swap(self, model: LoadedModel) -> None:
         agent = agent_from_files(model.state_dict, model.normaliser, model.config)
