@@ -15,9 +15,12 @@ slower its I/O ran. A zone whose median m reaches SLOW_ZONE is slow. The disks o
 are then given the IOPS at which the simulator's storage model (M/M/1 await, await levels)
 slows I/O by about m at the demand those tasks met: the summed IOPS of the records on the same
 node whose run overlaps theirs (bytes over runtime in 256 KiB blocks, as sim/physics.pod_iops).
-A class's runtime factor is its median slowdown outside the slow zones over the slowdown the
-simulator produces for it by itself (online.reference: interference already slows some classes
-on an undrifted cluster); classes whose factor passes the trigger's ratio are recalibrated.
+A class's runtime factor is its median slowdown over the slowdown the simulator produces for
+it by itself (online.reference: interference already slows some classes on an undrifted
+cluster), read outside the slow zones for I/O-bound classes (a slow disk explains their records
+there) and everywhere for the others (a slow disk moves them by less than a quarter of its
+multiplier; leaving those records out left `train` on the drift bench 1 record of 5);
+classes whose factor passes the trigger's ratio are recalibrated.
 """
 
 from __future__ import annotations
@@ -79,8 +82,8 @@ def recalibrate(records: Iterable[Mapping[str, Any]], jobs: Sequence[Job], clust
     zones = slow_zones(found, cluster)
     slow = {zone.zone for zone in zones}
     zone_of = {node.name: node.zone for node in cluster.nodes}
-    healthy = [s for s in found if zone_of[s.node] not in slow]
-    return Recalibration(class_factors(healthy, ratio, reference or {}), zones)
+    telling = [s for s in found if zone_of[s.node] not in slow or s.io_share < IO_BOUND]
+    return Recalibration(class_factors(telling, ratio, reference or {}), zones)
 
 
 def samples(records: Iterable[Mapping[str, Any]], jobs: Sequence[Job], cluster: Cluster,
