@@ -9,8 +9,18 @@ import itertools
 
 import numpy as np
 
+from dagpilot.clusters import load_cluster
+from dagpilot.core.config import PhysicsParameters
+from dagpilot.core.types import NodeSpec
+from dagpilot.live.kube_api import Resource
+from dagpilot.live.nodes import decode_node
+from dagpilot.live.pods import decode_pod
+from dagpilot.live.view import LiveView
+from dagpilot.live.watcher import Relist
+from dagpilot.sim import physics
 from dagpilot.state import EncodeContext, observe
 from dagpilot.state.schema import NODE
+from tests.live.objects import CREATED_S, node, pod
 from tests.state.sim_views import busy_default, sim_env
 
 DECISIONS = 250
@@ -46,3 +56,41 @@ def test_remembered_distance_features_cannot_be_written() -> None:
     rows = context.job_pairs(view, job)
     assert context.job_pairs(view, job) is rows  # the same hosts: remembered
     assert not rows.flags.writeable
+
+
+def _live_view(pods: int) -> LiveView:
+    """A real LiveView fed by hand-written API objects (no API server): `builtin:small`'s
+    nodes and `pods` pending single-pod jobs."""
+    def rtt(a: NodeSpec, b: NodeSpec) -> float:
+        return physics.rtt_ms(physics.distance(a, b), PhysicsParameters())
+
+    view = LiveView(rtt, clock=lambda: CREATED_S + 100)
+    view.feed(Relist(Resource.NODES, [decode_node(node(spec))
+                                      for spec in load_cluster("builtin:small").nodes]))
+    view.feed(Relist(Resource.PODS, [decode_pod(pod(f"p{i}")) for i in range(pods)]))
+    view.feed(Relist(Resource.WORKFLOWS, []))
+    view.sync()
+    return view
+
+
+def test_equal_finished_sets_keep_a_jobs_progress_and_graphs() -> None:
+    # The live view answers a single-pod job with a new empty set at every call (a workflow
+    # with a new set at every status update): equal contents must not count as progress, or
+    # every decision rebuilds every candidate's graph (issue 11's serving profile).
+    view = _live_view(4)
+    candidates = list(view.pending)
+    job = candidates[0].job
+    assert view.finished_tasks(job.id) is not view.finished_tasks(job.id)
+    context = EncodeContext(graph_tasks=16)
+    first = observe(view, candidates, context)
+    now = context.job(view, job)
+    graphs = context.job_graphs(now, [0])
+    again = context.job(view, job)
+    assert again.progress is now.progress
+    assert context.job_graphs(again, [0])[0] is graphs[0]  # remembered, not rebuilt
+    fresh = observe(view, candidates, EncodeContext(graph_tasks=16))
+    kept = observe(view, candidates, context)
+    for name in ("task_features", "graph_features", "graph_positions", "graph_valid",
+                 "graph_status"):
+        assert np.array_equal(getattr(kept, name), getattr(fresh, name)), name
+        assert np.array_equal(getattr(kept, name), getattr(first, name)), name

@@ -79,7 +79,7 @@ class EncodeContext:
             memory = _JobMemory(statics, task_table(job, statics), None, None)
         finished = view.finished_tasks(job.id)
         now = memory.progress
-        if now is None or finished is not memory.finished:
+        if now is None or _moved(memory.finished, finished):
             now = progress(memory.statics, finished)
             memory = dataclasses.replace(memory, finished=finished, progress=now)
         self._jobs[job.id] = memory
@@ -128,6 +128,14 @@ class EncodeContext:
         while len(self._recent_jobs) > RECENT_JOBS:
             self._recent_jobs.popitem(last=False)
         return recent
+
+
+def _moved(known: Set[str] | None, finished: Set[str]) -> bool:
+    """Whether the job's finished tasks differ from those its progress was computed from.
+    A live view hands out a new set on every workflow status update (and an empty one for
+    every call on a single-pod job), so identity alone would recompute the progress, and so
+    drop the job's graphs, at nearly every decision: equal contents keep both."""
+    return known is None or (finished is not known and finished != known)
 
 
 @dataclass(frozen=True)
