@@ -82,15 +82,17 @@ class EncodeContext:
         if now is None or _moved(memory.finished, finished):
             now = progress(memory.statics, finished)
             memory = dataclasses.replace(memory, finished=finished, progress=now)
+        nodes = self.nodes(view)
+        names = tuple(view.job_nodes(job.id))
+        last = memory.now
+        if last is None or last[0] is not nodes or last[1] != names \
+                or last[2].progress is not now:
+            last = (nodes, names, _job_now(memory, now, nodes, names))
+            memory = dataclasses.replace(memory, now=last)
         self._jobs[job.id] = memory
         while len(self._jobs) > self.job_cache:
             self._jobs.popitem(last=False)
-        nodes = self.nodes(view)
-        hosts = np.array(sorted({nodes.index_of[name] for name in view.job_nodes(job.id)
-                                 if name in nodes.index_of}), dtype=np.int64)
-        return JobNow(memory.statics, memory.table, now, hosts,
-                      len(set(nodes.network.cell[hosts].tolist())),
-                      len(set(nodes.network.zone[hosts].tolist())))
+        return last[2]
 
     def job_graphs(self, job: JobNow, tasks: Sequence[int]) -> list[JobGraph]:
         """`job_graphs` of these task positions of the job: a graph depends on the job's
@@ -130,6 +132,15 @@ class EncodeContext:
         return recent
 
 
+def _job_now(memory: _JobMemory, now: JobProgress, nodes: NodeStatics,
+             names: tuple[str, ...]) -> JobNow:
+    hosts = np.array(sorted({nodes.index_of[name] for name in names
+                             if name in nodes.index_of}), dtype=np.int64)
+    return JobNow(memory.statics, memory.table, now, hosts,
+                  len(set(nodes.network.cell[hosts].tolist())),
+                  len(set(nodes.network.zone[hosts].tolist())))
+
+
 def _moved(known: Set[str] | None, finished: Set[str]) -> bool:
     """Whether the job's finished tasks differ from those its progress was computed from.
     A live view hands out a new set on every workflow status update (and an empty one for
@@ -146,6 +157,9 @@ class _JobMemory:
     table: FixedColumns
     finished: Set[str] | None  # the finished-ids object the progress was computed from
     progress: JobProgress | None
+    # the last JobNow, with the node statics and host names it was built for (the hosts
+    # change on a bind or a pod's end, far less often than decisions come)
+    now: tuple[NodeStatics, tuple[str, ...], JobNow] | None = None
 
 
 @dataclass
