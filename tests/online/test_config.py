@@ -30,6 +30,7 @@ def test_the_seed_keys_alone_give_the_trigger_defaults(tmp_path: Path) -> None:
     assert (config.trigger.consecutive, config.trigger.ratio) == (5, 1.3)
     assert config.adapter.budget_s == 90.0
     assert config.adapter.validation_seeds == 10
+    assert (config.adapter.horizon_h, config.adapter.gate_horizon_h) == (0.1, 1.0)
 
 
 def test_the_trigger_and_adapter_are_configurable(tmp_path: Path) -> None:
@@ -55,6 +56,7 @@ def test_the_trigger_and_adapter_are_configurable(tmp_path: Path) -> None:
     (SEED + "  trigger:\n    ratio: .nan\n", "online_learning.trigger.ratio", "above 1"),
     (SEED + "  trigger:\n    window: 3\n", "online_learning.trigger.window", "unknown key"),
     (SEED + "adapter:\n  budget_s: 0\n", "adapter.budget_s", "at least 1"),
+    (SEED + "adapter:\n  gate_horizon_h: 0\n", "adapter.gate_horizon_h", "above 0"),
     (SEED + "extra: 1\n", "extra", "unknown key"),
     ("- a list\n", "(document)", "mapping"),
     ("adapter: {}\n", "online_learning", "missing"),

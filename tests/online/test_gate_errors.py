@@ -3,6 +3,7 @@ fine-tune the breaker counts, not a crash of `dagpilot online run`."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Set
 from pathlib import Path
 
@@ -40,3 +41,19 @@ def test_a_gate_that_cannot_run_is_a_counted_failure(registry: Path, tmp_path: P
     report = adapter.cycle()
     assert report.action == "failed"
     assert "gate could not run" in report.detail and "no job arrives" in report.detail
+
+
+def test_the_gate_runs_its_own_horizon_not_the_fine_tunes(registry: Path, tmp_path: Path,
+                                                          request: pytest.FixtureRequest
+                                                          ) -> None:
+    # The real gate: a fine-tune horizon with arrivals, a gate horizon without any.
+    settings = dataclasses.replace(SETTINGS, horizon_h=0.2, gate_horizon_h=1e-4)
+    journal = Journal(tmp_path / "journal.jsonl")
+    request.addfinalizer(journal.close)
+    adapter = Adapter(OnlineConfig(adapter=settings), journal_path=journal.path,
+                      models=registry, state=tmp_path / "state", cpus={0},
+                      fine_tuner=unchanged, clock=lambda: 1000.0)
+    slow_streak(journal, 0)
+    report = adapter.cycle()
+    assert report.action == "failed"
+    assert "gate could not run" in report.detail and "0.0001 h" in report.detail

@@ -23,7 +23,7 @@ from dagpilot.registry import load_version, read_current
 from dagpilot.state import FEATURE_SCHEMA_VERSION
 
 SMALL = AdapterSettings(budget_s=2.0, scenarios=1, replays=2, horizon_h=0.2,
-                        validation_seeds=3, learning_rate=1e-2)
+                        gate_horizon_h=0.2, validation_seeds=3, learning_rate=1e-2)
 DRIFT = Drift("train", count=5, ratio=1.5, first_t=0.0, last_t=1.0)
 LAST_CPU = max(os.sched_getaffinity(0))
 

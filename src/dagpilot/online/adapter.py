@@ -193,7 +193,8 @@ class Adapter:
         scene = world(settings.workload, settings.cluster, job.drift, self.sim,
                       job.recalibration)
         tasks = held_back_tasks(scene.jobs, scene.cluster, seed=job.seed,
-                                seeds=settings.validation_seeds, horizon_h=settings.horizon_h)
+                                seeds=settings.validation_seeds,
+                                horizon_h=settings.gate_horizon_h)
         return validate(Agent(candidate, normaliser, explain=False),
                         Agent(model, normaliser, explain=False), tasks, scene.cluster,
                         scene.sim)
