@@ -37,7 +37,7 @@ from dagpilot.schedulers import SCHEDULERS
 from dagpilot.sim import physics
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the API object builders
-from tests.live.objects import CREATED_S, node, pod  # noqa: E402
+from tests.live.objects import CREATED_S, node, pod
 
 WARMUP = 20
 
