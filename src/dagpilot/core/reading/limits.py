@@ -21,7 +21,7 @@ MAX_TABLE_BYTES = 2048 * MIB  # a CSV table, after decompression; also any file 
 # Gzip expands a file at most this many times, or to MAX_GZIP_FLOOR_BYTES for a small one: the
 # shared traces expand at most 35x (a WfInstances Montage), CSV and JSON about 5-15x, while
 # deflate reaches 1,032x on a bomb. Without it, a 1 MB file would fill memory with 1 GiB.
-MAX_GZIP_RATIO = 100
+MAX_GZIP_RATIO = 50
 MAX_GZIP_FLOOR_BYTES = 64 * MIB
 MAX_NESTING_DEPTH = 100  # objects/lists (mappings/sequences) inside each other
 MAX_ALIAS_NODES = 100_000  # the nodes YAML aliases may add to one file, once expanded
