@@ -229,6 +229,7 @@ def main() -> None:
     # 0.8, 1 h holds 2-9): with ~5 jobs one changed placement swung a seed by +-30 %.
     parser.add_argument("--horizon-h", type=float, default=1.0)
     parser.add_argument("--gate-horizon-h", type=float, default=2.0)
+    parser.add_argument("--gate-replays", type=int, default=1)
     parser.add_argument("--eval-horizon-h", type=float, default=2.0)
     parser.add_argument("--observe-horizon-h", type=float, default=2.0)
     parser.add_argument("--budget-s", type=float, default=90.0)
@@ -244,6 +245,7 @@ def main() -> None:
     settings = AdapterSettings(workload=WORKLOAD, cluster=CLUSTER, budget_s=args.budget_s,
                                validation_seeds=args.validation_seeds, horizon_h=args.horizon_h,
                                gate_horizon_h=args.gate_horizon_h,
+                               gate_replays=args.gate_replays,
                                learning_rate=args.learning_rate, lora_rank=args.lora_rank,
                                scenarios=args.scenarios, replays=args.replays,
                                ppo_epochs=args.ppo_epochs)

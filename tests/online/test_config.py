@@ -57,6 +57,7 @@ def test_the_trigger_and_adapter_are_configurable(tmp_path: Path) -> None:
     (SEED + "  trigger:\n    window: 3\n", "online_learning.trigger.window", "unknown key"),
     (SEED + "adapter:\n  budget_s: 0\n", "adapter.budget_s", "at least 1"),
     (SEED + "adapter:\n  gate_horizon_h: 0\n", "adapter.gate_horizon_h", "above 0"),
+    (SEED + "adapter:\n  gate_replays: 0\n", "adapter.gate_replays", "whole number in 1..16"),
     (SEED + "extra: 1\n", "extra", "unknown key"),
     ("- a list\n", "(document)", "mapping"),
     ("adapter: {}\n", "online_learning", "missing"),

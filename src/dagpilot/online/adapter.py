@@ -194,7 +194,8 @@ class Adapter:
                       job.recalibration)
         tasks = held_back_tasks(scene.jobs, scene.cluster, seed=job.seed,
                                 seeds=settings.validation_seeds,
-                                horizon_h=settings.gate_horizon_h)
+                                horizon_h=settings.gate_horizon_h,
+                                replays=settings.gate_replays)
         return validate(Agent(candidate, normaliser, explain=False),
                         Agent(model, normaliser, explain=False), tasks, scene.cluster,
                         scene.sim)

@@ -15,6 +15,7 @@ an `adapter:` section for what the fine-tune and the gates run on.
       budget_s: 90            # the fine-tune's wall-clock budget, in its own process
       validation_seeds: 10    # held-back seeds of the paired JCT gate
       gate_horizon_h: 1.0     # hours of arrivals in each of them (the fine-tune's: horizon_h)
+      gate_replays: 1         # simulator seeds each of them is replayed on (JCT: their mean)
       live_window: 200        # decisions per model the post-publish check compares
 
 An unknown key, a missing seed key or a value of the wrong type or range is an InvalidInput
@@ -56,6 +57,9 @@ class AdapterSettings:
     # percent on one changed placement, so 10 seeds' interval is wider than any gain. 1 h is
     # about 25 jobs of builtin:mlflow:4 at the training load (0.1 h: 2-4).
     gate_horizon_h: float = 1.0
+    # Simulator seeds each held-back sequence is replayed on; the seed's JCT is their mean.
+    # One changed placement reorders every later event, so one run is one draw of that chaos.
+    gate_replays: int = 1
     scenarios: int = 2  # arrival sequences per fine-tune iteration
     replays: int = 2  # each replayed this many times (the input-driven baseline)
     lora_rank: int = 4
@@ -125,6 +129,7 @@ def _adapter(file: str, value: Any) -> AdapterSettings:
         horizon_h=read.number("horizon_h", 0.0, 24.0, default.horizon_h, above=True),
         gate_horizon_h=read.number("gate_horizon_h", 0.0, 24.0, default.gate_horizon_h,
                                    above=True),
+        gate_replays=read.integer("gate_replays", 1, 16, default.gate_replays),
         scenarios=read.integer("scenarios", 1, 64, default.scenarios),
         replays=read.integer("replays", 1, 16, default.replays),
         lora_rank=read.integer("lora_rank", 1, 64, default.lora_rank),

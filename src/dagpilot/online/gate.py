@@ -1,9 +1,11 @@
 """The validation gates: before a fine-tune serves, and after.
 
 Before (`validate`): the candidate and the serving model, greedy as in serving, on the same
-held-back recalibrated scenarios and simulator seeds (one per validation seed); the ratio of
-their censored average JCTs (train.evaluation) is paired seed by seed, and the candidate passes
-when the upper bound of the ratio's 95 % interval is at most 1.00.
+held-back recalibrated scenarios and simulator seeds (one arrival sequence per validation
+seed, each replayed on one or more simulator seeds); a seed's JCT is the mean censored average
+JCT (train.evaluation) of its replays, the ratio is paired seed by seed, and the candidate
+passes when the upper bound of the ratio's 95 % interval is at most 1.00. Replays cut the
+chaos of one run (a changed placement reorders every later event) without adding seeds.
 
 After (`live_verdict`): the journal's decisions of the new model against its predecessor's,
 the last `window` of each: the fallback rate, the unschedulable rate (decision `source`) and the
@@ -43,9 +45,17 @@ class GateResult:
 
 def validate(candidate: Agent, serving: Agent, tasks: Sequence[EpisodeTask], cluster: Cluster,
              sim: SimSettings) -> GateResult:
-    ours = tuple(_jct(candidate, task, cluster, sim) for task in tasks)
-    theirs = tuple(_jct(serving, task, cluster, sim) for task in tasks)
+    ours = _per_seed(tasks, [_jct(candidate, task, cluster, sim) for task in tasks])
+    theirs = _per_seed(tasks, [_jct(serving, task, cluster, sim) for task in tasks])
     return GateResult(paired_ratio_interval(ours, theirs), ours, theirs)
+
+
+def _per_seed(tasks: Sequence[EpisodeTask], jcts: Sequence[float]) -> tuple[float, ...]:
+    """Each arrival sequence's mean JCT over its replays, in sequence order."""
+    by_seed: dict[int, list[float]] = {}
+    for task, jct in zip(tasks, jcts, strict=True):
+        by_seed.setdefault(task.scenario, []).append(jct)
+    return tuple(statistics.fmean(values) for values in by_seed.values())
 
 
 def _jct(agent: Agent, task: EpisodeTask, cluster: Cluster, sim: SimSettings) -> float:

@@ -59,7 +59,8 @@ def training_tasks(jobs: Sequence[Job], cluster: Cluster, *, seed: int, iteratio
 
 
 def held_back_tasks(jobs: Sequence[Job], cluster: Cluster, *, seed: int, seeds: int,
-                    horizon_h: float) -> list[EpisodeTask]:
-    """One episode per validation seed, from the evaluation streams."""
+                    horizon_h: float, replays: int = 1) -> list[EpisodeTask]:
+    """One arrival sequence per validation seed, from the evaluation streams, each replayed
+    on `replays` simulator seeds."""
     return loaded_episode_tasks(jobs, cluster, seed=seed, episodes=seeds, load=LOAD,
-                                horizon_s=horizon_h * 3600.0, phase="eval")
+                                horizon_s=horizon_h * 3600.0, phase="eval", replays=replays)
