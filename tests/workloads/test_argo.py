@@ -302,6 +302,16 @@ def test_digest_depends_all_parse(digest: dict[str, Any]) -> None:
         assert referenced_tasks(expression)
 
 
+def test_a_digest_template_name_is_unique_in_its_workflow(tmp_path: Path) -> None:
+    path = tmp_path / "digest.json"
+    dag = {"name": "main", "type": "dag", "tasks": [{"name": "a", "template": "t"}]}
+    path.write_text(json.dumps({"workflows": [{"file": "x.yaml", "templates": [dag, dag]}]}))
+    with pytest.raises(InvalidInput) as caught:
+        argo.read(str(path), SETTINGS)
+    assert (caught.value.record, caught.value.field, caught.value.message) == (
+        "workflows[0] (x.yaml)", "templates[1].name", "duplicate template name 'main'")
+
+
 def test_bad_digest(tmp_path: Path) -> None:
     path = tmp_path / "digest.json"
     path.write_text('{"workflows": [\n{"file": "x.yaml", "templates": [}]}')

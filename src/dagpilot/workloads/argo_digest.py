@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from dagpilot.core.config import LoaderSettings
+from dagpilot.core.echo import shown
 from dagpilot.core.errors import InvalidInput
 from dagpilot.core.job_draft import JobDraft
 from dagpilot.core.reading.json_documents import read_json
@@ -50,11 +51,17 @@ def read_digest(path: Path, settings: LoaderSettings) -> list[JobDraft]:
 
 
 def _dag_templates(entry: Raw, where: Where) -> list[Raw]:
-    templates = []
+    """The DAG templates of one workflow; names are unique, as Argo requires (27,000 copies of
+    one template were 27,000 jobs)."""
+    templates, names = [], set()
     for index, template in enumerate(sequence(entry, "templates", where)):
         if not isinstance(template, Mapping) or not text(template, "name", where,
                                                          f"templates[{index}].name"):
             raise where.error(f"templates[{index}]", "expected an object with a name")
+        if template["name"] in names:
+            raise where.error(f"templates[{index}].name",
+                              f"duplicate template name {shown(template['name'])}")
+        names.add(template["name"])
         if template.get("type") == "dag":
             templates.append(template)
     return templates
