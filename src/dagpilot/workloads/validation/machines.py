@@ -9,6 +9,7 @@ Schema 1.5 keeps machines and measurements in `workflow.execution` (task `machin
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,6 +116,8 @@ def _get(value: Any, key: str) -> Any:
 
 
 def _number(value: Any) -> float | None:
+    """A finite figure, or None: a machine's NaN or infinite size says nothing to check."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value)
+    number = float(value)
+    return number if math.isfinite(number) and abs(number) < 2**63 else None

@@ -43,8 +43,11 @@ def read_cluster(path: Path) -> dict[str, Resources]:
     for index, node in enumerate(nodes):
         where = f"worker_nodes[{index}]"
         try:
-            allocatable[str(node["name"])] = Resources(float(node["cpu"]), int(node["ram_bytes"]))
-        except (TypeError, KeyError, ValueError) as error:
+            cpu, memory = float(node["cpu"]), float(node["ram_bytes"])
+            if not (math.isfinite(cpu) and math.isfinite(memory)):
+                raise ValueError("cpu and ram_bytes must be finite")
+            allocatable[str(node["name"])] = Resources(cpu, int(memory))
+        except (TypeError, KeyError, ValueError, OverflowError) as error:
             raise InvalidInput(file, where, _missing_key(node, ("name", "cpu", "ram_bytes")),
                                f"a node needs a name, cpu and ram_bytes: {error!r}") from error
     return allocatable
