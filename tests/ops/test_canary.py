@@ -15,9 +15,10 @@ from dagpilot.core.errors import SpecError
 from dagpilot.ops import canary_actions
 from dagpilot.ops.canary_gate import SetRates, judge, rates
 from dagpilot.ops.canary_plan import default_stages, plan, stages
-from dagpilot.registry import publish, read_current
+from dagpilot.registry import read_current
 from dagpilot.registry.canary import ABORTED, PROMOTED, Gate, read_canary, write_canary
 from dagpilot.registry.errors import RegistryError
+from tests.canary_registry import stable_and_canary
 
 SHIPPED = Path(__file__).resolve().parents[2] / "models" / "current"
 CLUSTER = load_cluster("builtin:default")  # 48 nodes, racks 0-2 in zone-a, 3-5 in zone-b
@@ -27,10 +28,7 @@ GATE = Gate(window_s=600.0, min_decisions=4, max_fallback_increase=0.1,
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    models = tmp_path / "models"
-    publish(models, "stable", SHIPPED.resolve())
-    publish(models, "canary", SHIPPED.resolve(), activate=False)
-    return models
+    return stable_and_canary(tmp_path)
 
 
 def test_default_stages_widen_by_rack_then_zone_then_everything() -> None:

@@ -14,7 +14,6 @@ import pytest
 from dagpilot.core.snapshot import ClusterSnapshot
 from dagpilot.core.types import Cluster, NodeSpec, Resources
 from dagpilot.core.view import PodRef
-from dagpilot.registry import publish
 from dagpilot.registry.canary import ABORTED, CanaryState, Gate, Stage, read_canary, write_canary
 from dagpilot.serve.canary_reload import CanaryModel
 from dagpilot.serve.deadline import DeadlineRunner
@@ -22,6 +21,7 @@ from dagpilot.serve.decisions import MODEL
 from dagpilot.serve.fallback import Fallback
 from dagpilot.serve.model_by_node import CANARY, STABLE, NodeSetDecider, cohort_point
 from dagpilot.serve.model_reload import ModelPolicy
+from tests.canary_registry import stable_and_canary
 from tests.sim.helpers import job, task
 from tests.torch_threads import one_torch_thread
 
@@ -54,10 +54,7 @@ def pods(ids: list[str], cpu: float = 1.0) -> tuple[PodRef, ...]:
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    models = tmp_path / "models"
-    publish(models, "stable", SHIPPED.resolve())
-    publish(models, "canary", SHIPPED.resolve(), activate=False)
-    return models
+    return stable_and_canary(tmp_path)
 
 
 @pytest.fixture
