@@ -49,10 +49,12 @@ def test_memory_and_bandwidth_grow_with_cores() -> None:
         assert node.memory_bandwidth_bytes_s == node.allocatable.cpu * 4_800_000_000
 
 
-def test_network_disks_share_one_30k_iops_pool_and_big_nodes_have_nvme() -> None:
+def test_network_disks_share_their_zones_30k_iops_pool_and_big_nodes_have_nvme() -> None:
     nodes = builtin.read("default", SETTINGS).nodes
-    network = [n.disk for n in nodes if n.disk.kind is DiskKind.NETWORK]
-    assert network and {(d.iops, d.shared_pool) for d in network} == {(30_000, "netpool-0")}
+    network = [n for n in nodes if n.disk.kind is DiskKind.NETWORK]
+    assert network and {n.disk.iops for n in network} == {30_000}
+    assert all(n.disk.shared_pool == f"netpool-{n.zone}" for n in network)
+    assert {n.disk.shared_pool for n in network} == {"netpool-zone-a", "netpool-zone-b"}
     assert {n.disk.kind for n in nodes if n.gpus or n.allocatable.cpu == 64} == {DiskKind.NVME}
 
 

@@ -39,25 +39,27 @@ SETTINGS = SimSettings(
 # kube-default, physics on, 12 nodes: re-pinned when the kubelet's device allocation
 # (sim/kubelet.py, one PCIe root complex when possible) replaced the first free GPUs; the
 # other runs' GPU pods never had a split the kubelet avoids, so their pins held.
+# Every physics-on run re-pinned when the built-in network disks moved from one pool to a pool
+# per zone (issue 13 part 2): each pool now carries half the I/O and collapses on its own.
 PINS = {  # (scheduler, physics on, nodes): digest
     ("kube-default", True, 12):
-        "d9b2d6203311a8e2d2391a75426bd415999c76757eb1b9d6fb1aa3c5b4b8951c",
+        "e32caa8316e68a03a027424d6919cdde509d18c33d88e5206eed52553c831bca",
     ("kube-default", False, 12):
         "cdd939d131783c9e7222b6ceeca7a575e1346c77992f8ea0207c9dddde3a01f2",
     ("kube-default", True, 120):
-        "cdab523f10d037b51d76701f5381beb568493ad1783b93789cc335d99ffe1270",
+        "50635ae8f38165b6b2c9cc794367e178c35d146b59e2fe3ffe6d669586e506be",
     ("fifo", True, 12):
-        "91712ae53d9dc23ec7141eaffc6e2af9ee114082b96fce35cdfa2b1743712577",
+        "1523a150b3ce84c3a78dd024d0d54470bfe0d8e830dbc4fb3e8de09dc2bc6769",
     ("tetris", True, 12):
-        "20132edb39e115e932e7d9c3afae9e32d8fb768c81e7ea6cd76fc3b72791523b",
+        "f60061a239070f7aed1b3811ba7685b8e3c9c4a756166e78d2d2e700aa4c85e6",
     ("load-aware", True, 12):
-        "b4f8d8e6d79385025c3baeb601665211d536d275acfee2bcadd13843838a6a5c",
+        "00a429c7c94eb54472808ac38ae1cf9d20ff1586239c3dfe60020e58fb1e1211",
     ("random", True, 12):
-        "29c90ea817e7e52e29af3245f5fcd5c0713ad378af90dbc3d69a84d1d1879e0a",
+        "f153c35e9f5c3718c72d09f57c1e30a43b3a92eda5e9b25dd4fe543837d60c7f",
     ("heft", True, 12):
-        "0af1a67ee0c04ca6fcad3a5889925c33bbc7cd510a6ed53f08ed36669f056002",
+        "2a9ae55c85357fce72d2421b0cfe5a94f1817bfea5a77468e39c4450502dbdad",
     ("cws-rank-min-rr", True, 12):
-        "d4e69bfb8617047d3d8e5623d8d9b0456deea07398d51ea80ea9544ad30c5a58",
+        "a6e4771876fa74c3195d95ce8ccf3b4073fdff7389675065f2a7cc8a72ef39fb",
 }
 
 

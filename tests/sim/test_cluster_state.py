@@ -16,6 +16,7 @@ from dagpilot.core.view import ClusterView
 from dagpilot.schedulers import SCHEDULERS
 from dagpilot.sim import SimEnv
 from dagpilot.sim.cluster_state import ClusterState
+from dagpilot.sim.kernel import Kernel
 from dagpilot.sim.run import simulate
 from dagpilot.workloads import load
 from dagpilot.workloads.arrivals import ArrivalSpec, assign_arrivals
@@ -172,3 +173,13 @@ def full_check(state: ClusterState) -> bool:
     if state.nodes_down and not anywhere:
         room &= state._ready
     return bool(room.any())
+
+
+def test_each_zone_of_the_builtin_cluster_has_its_own_storage_pool() -> None:
+    """A pool's collapse reaches only its own nodes: the zones' network disks are two pools."""
+    state = ClusterState(load_cluster("builtin:default"), Kernel(), SimSettings().effects)
+    shared = {name: pool for name, pool in state.pools.items() if pool.shared}
+    assert set(shared) == {"netpool-zone-a", "netpool-zone-b"}
+    for name, pool in shared.items():
+        assert pool.nodes and {node.spec.zone for node in pool.nodes} == {
+            name.removeprefix("netpool-")}

@@ -1,7 +1,9 @@
 """Built-in clusters (`builtin:default`, `builtin:small`, `builtin:scale-N`); no randomness.
 
 Nodes come in racks of 8 with the same shape pattern: per rack three 16-core and three 32-core
-nodes on the shared network storage pool, one 64-core node and one 8-GPU node with local NVMe.
+nodes on their zone's shared network storage pool (`netpool-zone-a`, `netpool-zone-b`: a
+collapse stays in its zone, so placement can avoid it), one 64-core node and one 8-GPU node
+with local NVMe.
 GPU nodes alternate between A100 and V100, 4 + 4 GPUs on two PCIe root complexes, and carry
 the GPU taint. Racks fill zone-a first, then zone-b. `default` is 48 nodes in 6 racks;
 `scale-N` is N nodes of the same pattern (`scale-48` equals `default` but for its name).
@@ -9,6 +11,7 @@ the GPU taint. Racks fill zone-a first, then zone-b. `default` is 48 nodes in 6 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -28,9 +31,11 @@ from dagpilot.core.types import Cluster, Disk, DiskKind, NodeSpec, Resources
 
 GIB = 2**30
 NODES_PER_RACK = 8
-# The network pool is shared by every node on it; its IOPS are the pool's, not per node.
+# A zone's network pool is shared by every node of the zone on it; its IOPS are the pool's,
+# not per node. `node` names the pool after the zone (POOL_PREFIX + zone).
+POOL_PREFIX = "netpool-"
 NETWORK_DISK = Disk(DiskKind.NETWORK, iops=30_000, bandwidth_bytes_s=1_000_000_000,
-                    shared_pool="netpool-0")
+                    shared_pool=POOL_PREFIX)
 NVME_DISK = Disk(DiskKind.NVME, iops=400_000, bandwidth_bytes_s=3_000_000_000)
 
 
@@ -102,9 +107,16 @@ def node(name: str, shape: Shape, zone: str, rack: str) -> NodeSpec:
         zone=zone,
         rack=rack,
         gpus=gpus,
-        disk=shape.disk,
+        disk=zone_pool(shape.disk, zone),
         memory_bandwidth_bytes_s=shape.cpu * MEMORY_BANDWIDTH_PER_CORE,
         labels=node_labels(name, zone, rack, instance_type=shape.instance_type,
                            gpu_model=shape.gpu_model),
         taints=(GPU_TAINT,) if shape.gpus else (),
     )
+
+
+def zone_pool(disk: Disk, zone: str) -> Disk:
+    """A shared disk on its zone's pool (`netpool-<zone>`); a local disk as it is."""
+    if disk.shared_pool is None:
+        return disk
+    return dataclasses.replace(disk, shared_pool=POOL_PREFIX + zone)
