@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+import numpy.typing as npt
+
 from dagpilot.core.snapshot import ChangingView, ClusterSnapshot
 from dagpilot.core.types import Resources, Task
-from dagpilot.core.view import NodeState
+from dagpilot.core.view import ClusterView
 from dagpilot.decide.rejection_memory import RejectionMemory
 from tests.sim.helpers import task
 from tests.test_agent import filtered_cluster
+
+Ints = npt.NDArray[np.int64]
 
 
 def test_reasons_are_worked_out_once_per_pod_spec_and_node_until_the_node_changes() -> None:
@@ -18,9 +23,10 @@ def test_reasons_are_worked_out_once_per_pod_spec_and_node_until_the_node_change
     view = ChangingView(ClusterSnapshot.of(where, logged=True))
     asked: list[tuple[str, str]] = []
 
-    def explain(task_: Task, state: NodeState) -> str:
-        asked.append((task_.id, state.spec.name))
-        return f"{state.allocated.cpu:g} cores bound"
+    def explain(view_: ClusterView, task_: Task, rows_: Ints) -> list[tuple[str, str]]:
+        states = [view_.nodes[row] for row in rows_.tolist()]
+        asked.extend((task_.id, state.spec.name) for state in states)
+        return [(state.spec.name, f"{state.allocated.cpu:g} cores bound") for state in states]
 
     memory = RejectionMemory(explain)
     small, other = task("small", 10.0, cpu=1.0), task("other", 10.0, cpu=2.0)
@@ -44,9 +50,10 @@ def test_another_view_object_starts_afresh() -> None:
     where = filtered_cluster()
     asked: list[str] = []
 
-    def explain(task_: Task, state: NodeState) -> str:
-        asked.append(state.spec.name)
-        return "no"
+    def explain(view_: ClusterView, task_: Task, rows_: Ints) -> list[tuple[str, str]]:
+        states = [view_.nodes[row] for row in rows_.tolist()]
+        asked.extend(state.spec.name for state in states)
+        return [(state.spec.name, "no") for state in states]
 
     memory = RejectionMemory(explain)
     small = task("small", 10.0, cpu=1.0)

@@ -8,8 +8,9 @@ whether or not it fits anywhere (a scheduler extender asks about one pod at a ti
 `placement` turns the chosen (candidate, node) and the policy's conditional probabilities over
 the nodes into a Placement of a node only (the kubelet picks the pod's GPUs there, for every
 scheduler alike: `sim.kubelet`), the `TOP_NODES` best-scored nodes, and why every node the
-filters or the rule rejected was rejected (`statuses`, kept between decisions by
-`RejectionMemory`). Nothing here is learned and nothing needs torch.
+filters or the rule rejected was rejected (`statuses` as text, kept between decisions by
+`RejectionMemory`; the many of a new pod spec worked out from the decision's arrays by
+`RejectionTable`). Nothing here is learned and nothing needs torch.
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ from dagpilot.decide.filters import DEFAULT_FILTERS, filters
 from dagpilot.decide.node_arrays import ClusterStatics, NodeArrays
 from dagpilot.decide.pcie import PcieRootComplex
 from dagpilot.decide.rejection_memory import RejectionMemory
+from dagpilot.decide.rejection_table import RejectionTable
 from dagpilot.decide.root_complex_mask import Bias, root_complex_mask
 
 TOP_NODES = 3  # the best-scored nodes a placement names as its alternatives
+TABLE_ROWS = 16  # from this many nodes to explain, the table's array operations cost less
 
 
 class Decoder:
@@ -47,7 +50,8 @@ class Decoder:
         self._feasibility = Feasibility(self._filters)
         self._pcie = PcieRootComplex()
         self._statics: ClusterStatics | None = None
-        self._reasons = RejectionMemory(self._reasons_of)
+        self._table = RejectionTable(self._filters, self._pcie)
+        self._reasons = RejectionMemory(self._explain)
 
     def shortlist(self, view: ClusterView, limit: int, include: PodRef | None = None) -> tuple[
             Candidates, Bias | None] | None:
@@ -101,7 +105,16 @@ class Decoder:
         self._statics = nodes.statics
         return nodes
 
-    def _reasons_of(self, task: Task, node: NodeState) -> str:
+    def _explain(self, view: ClusterView, task: Task,
+                 rows: npt.NDArray[np.int64]) -> Sequence[tuple[str, str]]:
+        if len(rows) >= TABLE_ROWS:
+            return self._table.rejections(task, self._nodes(view), rows)
+        nodes = view.nodes
+        return [(nodes[row].spec.name, self.reasons(task, nodes[row])) for row in rows.tolist()]
+
+    def reasons(self, task: Task, node: NodeState) -> str:
+        """`statuses` as a placement's explanation gives them, worked out for one node alone
+        (what `RejectionTable` gives for all of them at once)."""
         return "; ".join(str(s) for s in self.statuses(task, node))
 
 

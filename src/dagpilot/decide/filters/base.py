@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import ClassVar, Protocol
 
 import numpy as np
@@ -13,6 +13,7 @@ from dagpilot.core.types import NodeSpec, Task
 from dagpilot.core.view import NodeState
 from dagpilot.decide.node_arrays import Bools, NodeArrays
 from dagpilot.decide.node_log import Row
+from dagpilot.decide.signature import placement_key
 
 RowTest = Callable[[Row, bool], bool]
 
@@ -54,6 +55,12 @@ class SpecFilter(ABC):
     @abstractmethod
     def reasons(self, task: Task, spec: NodeSpec) -> tuple[str, ...]:
         """Why the node rejects the task; empty when it passes."""
+
+    def key(self, task: Task) -> Hashable:
+        """The fields of the pod that `reasons` reads: two tasks of one key get the same
+        verdict from every node (explanations keep them per key). All a filter may read,
+        unless the filter says less."""
+        return placement_key(task)
 
     def check(self, task: Task, node: NodeState) -> Status:
         reasons = self.reasons(task, node.spec)

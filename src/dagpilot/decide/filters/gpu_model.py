@@ -6,6 +6,7 @@ part of the request, so it is a filter of its own. Free GPU counts are NodeResou
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import ClassVar
 
 from dagpilot.core.types import NodeSpec, Task
@@ -21,6 +22,9 @@ def gpus_of_model(spec: NodeSpec, model: str) -> int:
 
 class GpuModel(SpecFilter):
     name: ClassVar[str] = "GpuModel"
+
+    def key(self, task: Task) -> Hashable:
+        return (task.requests.gpus, task.requests.gpu_model)
 
     def reasons(self, task: Task, spec: NodeSpec) -> tuple[str, ...]:
         wanted = task.requests

@@ -4,6 +4,7 @@ requirements do; an empty term matches nothing, as in Kubernetes)."""
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import ClassVar
 
 from dagpilot.core.types import NodeSpec, Task, Term
@@ -16,6 +17,9 @@ def term_matches(term: Term, node_labels: dict[str, str]) -> bool:
 
 class NodeAffinity(SpecFilter):
     name: ClassVar[str] = "NodeAffinity"
+
+    def key(self, task: Task) -> Hashable:
+        return (task.node_selector, task.affinity)
 
     def reasons(self, task: Task, spec: NodeSpec) -> tuple[str, ...]:
         node_labels = dict(spec.labels)

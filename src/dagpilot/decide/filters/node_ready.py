@@ -19,9 +19,12 @@ from dagpilot.decide.node_arrays import Bools, NodeArrays
 from dagpilot.decide.node_log import Row
 
 NOT_READY_TAINT = Taint("node.kubernetes.io/not-ready", "", TaintEffect.NO_SCHEDULE)
+NOT_READY = Status.unschedulable("NodeReady",
+                                 "node(s) had untolerated taint {node.kubernetes.io/not-ready: }")
+"""The status of a NotReady node for a pod that does not tolerate it."""
 
 
-def _tolerates_not_ready(task: Task) -> bool:
+def tolerates_not_ready(task: Task) -> bool:
     return any(t.tolerates(NOT_READY_TAINT) for t in task.tolerations)
 
 
@@ -34,15 +37,14 @@ class NodeReady:
     static: ClassVar[bool] = False
 
     def check(self, task: Task, node: NodeState) -> Status:
-        if node.ready or _tolerates_not_ready(task):
+        if node.ready or tolerates_not_ready(task):
             return Status.success()
-        return Status.unschedulable(self.name, "node(s) had untolerated taint "
-                                               "{node.kubernetes.io/not-ready: }")
+        return NOT_READY
 
     def row_test(self, task: Task) -> RowTest:
-        return passes if task.tolerations and _tolerates_not_ready(task) else _is_ready
+        return passes if task.tolerations and tolerates_not_ready(task) else _is_ready
 
     def mask(self, task: Task, nodes: NodeArrays) -> Bools:
-        if task.tolerations and _tolerates_not_ready(task):
+        if task.tolerations and tolerates_not_ready(task):
             return np.ones(len(nodes), dtype=np.bool_)
         return nodes.ready

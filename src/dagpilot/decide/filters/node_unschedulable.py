@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import ClassVar
 
 from dagpilot.core.types import NodeSpec, Taint, TaintEffect, Task
@@ -13,6 +14,9 @@ UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", TaintEffect.
 
 class NodeUnschedulable(SpecFilter):
     name: ClassVar[str] = "NodeUnschedulable"
+
+    def key(self, task: Task) -> Hashable:
+        return task.tolerations
 
     def reasons(self, task: Task, spec: NodeSpec) -> tuple[str, ...]:
         if not spec.unschedulable:

@@ -4,6 +4,7 @@ is a reason; kube-scheduler names the first."""
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import ClassVar
 
 from dagpilot.core.types import NodeSpec, Taint, TaintEffect, Task, Toleration
@@ -18,6 +19,9 @@ def tolerated(taint: Taint, tolerations: tuple[Toleration, ...]) -> bool:
 
 class TaintToleration(SpecFilter):
     name: ClassVar[str] = "TaintToleration"
+
+    def key(self, task: Task) -> Hashable:
+        return task.tolerations
 
     def reasons(self, task: Task, spec: NodeSpec) -> tuple[str, ...]:
         return tuple(f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
