@@ -11,7 +11,11 @@ its placements (its own copy of the model, so neither reuses the other's graph s
 signal memory) and to `kube-default`'s `decide`, the reference; the three calls run in
 rotating order and only they are timed (wall time, and the thread's CPU time, which other
 processes on a shared machine disturb less). A call that finds no feasible pod counts too (it
-is a decision: "nothing fits").
+is a decision: "nothing fits"). A third explaining copy, `prepared`, is told of each scrape as
+a serving loop would be when new metrics land (`DagpilotScheduler.prepare`, untimed for the
+decision: the scrape's node features, normalised rows and node embeddings are then computed
+off the decision path; their CPU is reported on its own, as `prepare`); its placements,
+explanations included, must equal the explaining copy's (`prepared_disagreements`).
 
 The model is the registry's current one when `--models` (default `models`) holds one, else a
 freshly initialised PolicyNet with fresh normaliser statistics: an untrained network costs the
@@ -51,6 +55,7 @@ from dagpilot.registry import read_current
 from dagpilot.schedulers import SCHEDULERS
 from dagpilot.sim import SimEnv
 from dagpilot.state import Normaliser
+from dagpilot.state.signals import SAMPLED_S
 from dagpilot.workloads import load
 from dagpilot.workloads.arrivals import ArrivalSpec, assign_arrivals
 
@@ -63,16 +68,17 @@ REFERENCE = "kube-default"
 SEED = 0
 
 
-def schedulers(models: Path) -> tuple[DagpilotScheduler, DagpilotScheduler, str]:
-    """(`dagpilot` without explanations, with them, which model): two model copies."""
+def schedulers(models: Path) -> tuple[list[DagpilotScheduler], str]:
+    """(`dagpilot` without explanations, with them, with them and told of scrapes; which
+    model): three model copies."""
+    explains = (False, True, True)
     if read_current(models) is not None:
-        loaded = (load_scheduler(models, explain=False), load_scheduler(models, explain=True),
+        loaded = ([load_scheduler(models, explain=explain) for explain in explains],
                   f"registry {models}: {read_current(models)}")
     else:
-        loaded = (DagpilotScheduler(Agent(PolicyNet.create(PolicyConfig(), SEED),
-                                          Normaliser.fresh(), explain=False)),
-                  DagpilotScheduler(Agent(PolicyNet.create(PolicyConfig(), SEED),
-                                          Normaliser.fresh(), explain=True)),
+        loaded = ([DagpilotScheduler(Agent(PolicyNet.create(PolicyConfig(), SEED),
+                                           Normaliser.fresh(), explain=explain))
+                   for explain in explains],
                   "fresh PolicyNet (untrained, seed 0) with fresh normaliser statistics")
     settle_scheduler_process()  # as a scheduler process does: full collections skip the heap
     return loaded
@@ -134,25 +140,32 @@ def measure(nodes: int, models: Path, warmup: int, decisions: int) -> dict[str, 
     jobs = assign_arrivals(load(POOL), ArrivalSpec("poisson", LOAD), cluster.capacity.cpu,
                            np.random.default_rng(SEED), HORIZON_S)
     env = SimEnv(jobs, cluster, dataclasses.replace(SimSettings(), horizon_s=HORIZON_S))
-    quiet, explaining, model = schedulers(models)
+    (quiet, explaining, prepared), model = schedulers(models)
     reference = SCHEDULERS[REFERENCE]()
-    for scheduler in (quiet, explaining, reference):
+    for scheduler in (quiet, explaining, prepared, reference):
         scheduler.reset(cluster, np.random.default_rng(SEED))
     deciders: dict[str, Decide] = {"explain_off": quiet.decide,
                                    "explain_on": explaining.decide,
+                                   "prepared": prepared.decide,
                                    "reference": reference.decide}
     names = list(deciders)
-    timings = {name: Timings() for name in names}
+    timings = {name: Timings() for name in [*names, "prepare"]}
     collections = Collections()
     gc.callbacks.append(collections)
     view: ClusterView = env.reset(SEED)
-    disagreements = placements = step = 0
+    disagreements = prepared_disagreements = placements = step = 0
+    scrapes = Scrapes()
     while len(timings["reference"].samples) < decisions and not env.done:
-        order = names[step % 3:] + names[:step % 3]  # rotate who goes first
+        measuring = step >= warmup
+        if scrapes.landed(view):  # new metrics: the serving loop's call, before any decision
+            timed(prepared.prepare, view, collections,
+                  timings["prepare"] if measuring else None)
+        order = names[step % len(names):] + names[:step % len(names)]  # who goes first
         results = {name: timed(deciders[name], view, collections,
-                               timings[name] if step >= warmup else None) for name in order}
+                               timings[name] if measuring else None) for name in order}
         placement = results["explain_off"]
         disagreements += not _same(placement, results["explain_on"])
+        prepared_disagreements += results["prepared"] != results["explain_on"]
         placements += placement is not None
         view = env.step(placement)[0]
         step += 1
@@ -160,17 +173,32 @@ def measure(nodes: int, models: Path, warmup: int, decisions: int) -> dict[str, 
     measured = {name: timings[name].summary() for name in names}
     ref = measured["reference"]
     cache = getattr(quiet.agent.model.graphs, "summary_cache", None)
+    agents = ("explain_off", "explain_on", "prepared")
     return {
         "nodes": nodes, "cluster": CLUSTERS[nodes], "model": model,
         "decisions": len(timings["reference"].samples),
         "placements_with_warmup": placements,
-        "explain_disagreements": disagreements, **measured,
-        "ratio_p50": {name: measured[name]["p50_ms"] / ref["p50_ms"]
-                      for name in ("explain_off", "explain_on")},
-        "ratio_p99": {name: measured[name]["p99_ms"] / ref["p99_ms"]
-                      for name in ("explain_off", "explain_on")},
+        "explain_disagreements": disagreements,
+        "prepared_disagreements": prepared_disagreements, **measured,
+        "prepare": {"scrapes": len(timings["prepare"].samples),
+                    **timings["prepare"].summary()},
+        "ratio_p50": {name: measured[name]["p50_ms"] / ref["p50_ms"] for name in agents},
+        "ratio_p99": {name: measured[name]["p99_ms"] / ref["p99_ms"] for name in agents},
         "graph_cache": None if cache is None else {"hits": cache.hits, "misses": cache.misses},
     }
+
+
+class Scrapes:
+    """Whether new metrics landed since the last view: some node's sample time moved."""
+
+    def __init__(self) -> None:
+        self._sampled: np.ndarray | None = None
+
+    def landed(self, view: ClusterView) -> bool:
+        sampled = view.signal_arrays()[SAMPLED_S]
+        moved = self._sampled is None or not np.array_equal(sampled, self._sampled)
+        self._sampled = sampled.copy()
+        return moved
 
 
 def _same(a: Placement | None, b: Placement | None) -> bool:
@@ -211,7 +239,7 @@ def main() -> None:
           f"{'x p99':>7} {'gc':>4}")
     for r in results:
         ref = r["reference"]
-        for name in ("explain_off", "explain_on"):
+        for name in ("explain_off", "explain_on", "prepared"):
             a = r[name]
             print(f"{r['nodes']:>6} {name.removeprefix('explain_'):>8} {r['decisions']:>5} "
                   f"{a['p50_ms']:>7.2f} {a['p90_ms']:>7.2f} {a['p99_ms']:>7.2f} "
@@ -219,6 +247,11 @@ def main() -> None:
                   f"{ref['p50_ms']:>8.3f} {ref['p99_ms']:>8.3f} "
                   f"{r['ratio_p50'][name]:>7.1f} {r['ratio_p99'][name]:>7.1f} "
                   f"{a['decisions_with_gc']:>4}")
+        prepare = r["prepare"]
+        print(f"{'':>6} prepare: {prepare['scrapes']} scrapes, CPU p50 {prepare['cpu_p50_ms']:.2f}"
+              f" p99 {prepare['cpu_p99_ms']:.2f} ms; prepared placements unlike explain_on's: "
+              f"{r['prepared_disagreements']}; explain_on's destinations unlike off's: "
+              f"{r['explain_disagreements']}")
 
 
 if __name__ == "__main__":

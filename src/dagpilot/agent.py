@@ -15,6 +15,11 @@ reasons (`Placement.rejected`). There is no learned "wait": the agent places whe
 feasible (docs/TRAINING.md says why). `act(..., value=False)` skips the critic, which only
 training reads.
 
+`prepare(view)` (a serving loop's call when a metrics scrape lands) does ahead of the next
+decision what it would compute about the nodes alone: after a scrape every node's row is new,
+and its features, normalised rows and embeddings cost about as much as the rest of a
+decision. Decisions are the same with or without it.
+
 `rank` (a scheduler extender's call) scores one pod alone: the nodes that pass, the Status of
 each that does not, and the policy's P(node | pod) for each that does (`decide.ranking`).
 
@@ -116,6 +121,16 @@ class Agent:
         candidates, bias = shortlist
         return Observed(candidates, observe(view, candidates.pods, self._context), bias)
 
+    def prepare(self, view: ClusterView) -> None:
+        """Bring the node side of the next decision up to date with `view` now, off the
+        decision path (as kube-scheduler's cache follows informer events): the raw node
+        features (their congestion streaks count the new samples here), the normalised rows
+        and the network's node embeddings and keys. The decision then recomputes only the
+        nodes that change after this call, as it does between two decisions."""
+        raw = self._context.node_features(view)
+        rows = self._normalised.nodes(self.normaliser, raw)
+        self.model.prepare_nodes(torch.from_numpy(rows))
+
     def act(self, view: ClusterView, *, greedy: bool, generator: torch.Generator | None = None,
             value: bool = True) -> Decision:
         """The decision on `view`; `value=False` skips the critic (its estimate is NaN then),
@@ -178,6 +193,10 @@ class DagpilotScheduler:
     def reset(self, cluster: Cluster, rng: np.random.Generator) -> None:
         del cluster, rng  # greedy: no random choice left; the agent re-learns the cluster
         self.agent.reset()
+
+    def prepare(self, view: ClusterView) -> None:
+        """`Agent.prepare`: when new metrics arrive, between decisions."""
+        self.agent.prepare(view)
 
     def decide(self, view: ClusterView) -> Placement | None:
         # No garbage collection inside a decision: one that comes due runs right after it.

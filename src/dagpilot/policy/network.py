@@ -94,6 +94,14 @@ class PolicyNet(nn.Module):
         scores = self.pairs.scores(candidates, keys, batch.pairs, batch.pair_job)
         return candidates, nodes, masked_logits(scores, batch.feasible, batch.bias)
 
+    def prepare_nodes(self, rows: Tensor) -> None:
+        """Bring the node memory up to date with (N, node_dim) normalised node rows ahead
+        of a decision on them (`Agent.prepare`), which then finds their embeddings and keys
+        computed; nothing without a memory."""
+        if self.node_memory is not None:
+            with torch.inference_mode():
+                self.node_memory.outputs(rows, self._node_parameters(), self._embed_nodes)
+
     def _nodes_and_keys(self, rows: Tensor) -> tuple[Tensor, Tensor]:
         """(B, N, node_dim) -> the node embeddings (B, N, d) and their pair-scorer keys
         (B, N, r); for one decision without gradients only the rows that changed since the

@@ -38,9 +38,10 @@ class NormalisedNodes:
         if observation.normalised:
             return observation
         return normaliser.normalise(observation,
-                                    nodes=self._nodes(normaliser, observation.node_features))
+                                    nodes=self.nodes(normaliser, observation.node_features))
 
-    def _nodes(self, normaliser: Normaliser, raw: F32) -> F32:
+    def nodes(self, normaliser: Normaliser, raw: F32) -> F32:
+        """`normaliser.apply(NODE, raw)`, from the kept rows where `raw` did not change."""
         changed = self._changes.since_last(raw, FULL_SHARE)
         kept = self._normalised
         if (changed is None or normaliser is not self._normaliser or kept is None
