@@ -41,25 +41,27 @@ SETTINGS = SimSettings(
 # other runs' GPU pods never had a split the kubelet avoids, so their pins held.
 # Every physics-on run re-pinned when the built-in network disks moved from one pool to a pool
 # per zone (issue 13 part 2): each pool now carries half the I/O and collapses on its own.
+# Then again when page cache became reclaimable: only anonymous memory OOM-kills, and a
+# reclaimed cache slows the node's I/O-bound work instead.
 PINS = {  # (scheduler, physics on, nodes): digest
     ("kube-default", True, 12):
-        "e32caa8316e68a03a027424d6919cdde509d18c33d88e5206eed52553c831bca",
+        "364861ea388080b4d55149a4a7e4401f0db946dd7fa664a6886eb937cfa05adb",
     ("kube-default", False, 12):
         "cdd939d131783c9e7222b6ceeca7a575e1346c77992f8ea0207c9dddde3a01f2",
     ("kube-default", True, 120):
         "50635ae8f38165b6b2c9cc794367e178c35d146b59e2fe3ffe6d669586e506be",
     ("fifo", True, 12):
-        "1523a150b3ce84c3a78dd024d0d54470bfe0d8e830dbc4fb3e8de09dc2bc6769",
+        "56f07a719eafe3d309484e4dc1f747410723e1f1c4f12308f5b3e5117fc8cf25",
     ("tetris", True, 12):
-        "f60061a239070f7aed1b3811ba7685b8e3c9c4a756166e78d2d2e700aa4c85e6",
+        "900a2475bc8ca46be8afeccf5cc0edc0c4f01ae8952ac3fbbffa74506e160691",
     ("load-aware", True, 12):
-        "00a429c7c94eb54472808ac38ae1cf9d20ff1586239c3dfe60020e58fb1e1211",
+        "74906dcfaf4d2fce9d8c13a75f94e777a2aea5080ff913bf1cf9bdb044734ee9",
     ("random", True, 12):
-        "f153c35e9f5c3718c72d09f57c1e30a43b3a92eda5e9b25dd4fe543837d60c7f",
+        "c5664944aca16098c7a881b597a45f1af3f671754eba03427e1ee3265d6b66bb",
     ("heft", True, 12):
-        "2a9ae55c85357fce72d2421b0cfe5a94f1817bfea5a77468e39c4450502dbdad",
+        "e990adf214710a6c64b5b7e7945950675a5466f2bc962f1128a0a784462fc43d",
     ("cws-rank-min-rr", True, 12):
-        "a6e4771876fa74c3195d95ce8ccf3b4073fdff7389675065f2a7cc8a72ef39fb",
+        "e9e47e650a86739bb8fc584f44ed2d929c93d264f65fdeac79e7d248f2ac838f",
 }
 
 

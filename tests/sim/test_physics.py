@@ -143,6 +143,16 @@ def test_memory_capacity_and_own_limit() -> None:
     assert not physics.over_own_limit(task("u", 10), 99 * GIB, on=True)
 
 
+def test_page_cache_is_reclaimed_before_anything_is_killed() -> None:
+    assert physics.cache_held(4 * GIB, 3 * GIB, 8 * GIB) == 3 * GIB  # room for it all
+    assert physics.cache_held(6 * GIB, 4 * GIB, 8 * GIB) == 2 * GIB  # half reclaimed
+    assert physics.cache_held(9 * GIB, 4 * GIB, 8 * GIB) == 0  # anonymous memory past capacity
+    assert physics.page_cache_multiplier(4 * GIB, 3 * GIB, 8 * GIB, P) == 1.0
+    assert physics.page_cache_multiplier(6 * GIB, 4 * GIB, 8 * GIB, P) == 1.5
+    assert physics.page_cache_multiplier(9 * GIB, 4 * GIB, 8 * GIB, P) == 2.0
+    assert physics.page_cache_multiplier(9 * GIB, 0, 8 * GIB, P) == 1.0  # no cache to lose
+
+
 def test_oom_victim_is_the_pod_most_over_its_request() -> None:
     assert physics.oom_victim([(10, 8), (12, 8), (9, 9)]) == 1
     assert physics.oom_victim([(10, 8), (12, 10), (5, 5)]) == 1  # ties: the latest started

@@ -120,6 +120,20 @@ def test_oom_kill_and_restart() -> None:
     assert off.oom_kills == 0 and finish(off, "x") == 100.0
 
 
+def test_page_cache_pressure_slows_io_bound_pods_and_kills_none() -> None:
+    # Each pod: 4 GiB working set and 0.8 x 4 = 3.2 GiB of page cache. Together 8 GiB of
+    # anonymous memory fit the 10 GiB node, their 14.4 GiB with the cache do not: the kernel
+    # keeps 2 of the 6.4 GiB of cache, and the reads of the rest go to the disk.
+    pods = [job(name, task(name, 100, memory=4 * GIB, io_intensity=1.0)) for name in "xy"]
+    roomy = cluster(node("n", cpu=2, memory=10 * GIB))
+    record = simulate(pods, roomy, FirstFit(), settings(only(memory=True)), seed=0)
+    assert record.oom_kills == 0
+    slowdown = 1.0 + 1.0 * (6.4 - 2.0) / 6.4
+    assert finish(record, "x") == finish(record, "y") == pytest.approx(100 * slowdown)
+    alone = simulate(pods[:1], roomy, FirstFit(), settings(only(memory=True)), seed=0)
+    assert finish(alone, "x") == 100.0  # 7.2 GiB fit: nothing reclaimed
+
+
 def test_a_pod_that_always_overflows_fails_its_job() -> None:
     greedy = job("g", task("g", 10, memory=GIB, peak_memory=20 * GIB))
     bystander = job("b", task("b", 10))

@@ -84,7 +84,10 @@ class PhysicsParameters:
     pcie_cross_complex_factor: float = 5.0
     # Memory: page cache per byte of working set of a fully I/O-bound task; OOM threshold.
     page_cache_ratio: float = 0.8
-    memory_capacity_factor: float = 1.0  # the kernel OOM-kills past allocatable x this
+    memory_capacity_factor: float = 1.0  # the kernel OOM-kills anonymous memory past this
+    # How many times slower I/O-bound work runs per share of its page cache reclaimed under
+    # memory pressure, on top of 1 (reads it would have found cached go to the disk).
+    page_cache_miss_factor: float = 1.0
 
 
 @dataclass(frozen=True)

@@ -94,6 +94,7 @@ RANGES: dict[str, Range] = {
     "sim.effects.network_latency_sensitivity": Range(0.0, 1000.0),
     "sim.effects.page_cache_ratio": Range(0.0, 100.0),
     "sim.effects.memory_capacity_factor": Range(0.0, 100.0, above=True),
+    "sim.effects.page_cache_miss_factor": Range(0.0, 100.0),
     "sim.storage.drift_interval_s": Range(1.0, LONG_S, off=0.0),
     "sim.storage.drift_sigma": Range(0.0, 10.0),
     "sim.storage.collapse_rate_per_hour": Range(0.0, 3600.0),

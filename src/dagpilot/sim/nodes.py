@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from dagpilot.core.types import NodeSpec, Resources
 from dagpilot.core.view import NodeSignals
+from dagpilot.sim import physics
 
 if TYPE_CHECKING:
     from dagpilot.sim.pod import PodRun
@@ -54,11 +55,11 @@ class SimNode:
     """A node as schedulers see it (spec, allocation, readiness, sampled signals), and the load
     that its running pods put on it now (which schedulers only see through the samples)."""
 
-    __slots__ = ("_allocated", "_clock", "_free_gpus", "_placed", "_signals", "bound", "cpu_cap_m",
-                 "cpu_m", "cpu_used", "gpu_free", "gpus_used", "index", "mem_cache",
-                 "mem_capacity", "mem_working", "membw_capacity", "membw_demand",
-                 "membw_multiplier", "memory", "pods", "pool", "ready", "running", "scraped",
-                 "spec", "speed", "waiting")
+    __slots__ = ("_allocated", "_clock", "_free_gpus", "_placed", "_signals", "bound",
+                 "cache_multiplier", "cpu_cap_m", "cpu_m", "cpu_used", "gpu_free", "gpus_used",
+                 "index", "mem_cache", "mem_capacity", "mem_working", "membw_capacity",
+                 "membw_demand", "membw_multiplier", "memory", "pods", "pool", "ready",
+                 "running", "scraped", "spec", "speed", "waiting")
 
     def __init__(self, spec: NodeSpec, index: int, pool: StoragePool, mem_capacity: int,
                  clock: ScrapeClock) -> None:
@@ -83,6 +84,7 @@ class SimNode:
         self.membw_demand = 0.0
         self.membw_capacity = float(spec.memory_bandwidth_bytes_s)
         self.membw_multiplier = 1.0
+        self.cache_multiplier = 1.0  # I/O slowdown of the page cache reclaimed under pressure
         self._placed: list[Resources] = []  # requests bound since the last scrape, in order
         # (cpu used, memory used, memory.current, membw utilisation) at the last scrape
         self.scraped: tuple[float, int, int, float] = (0.0, 0, 0, 0.0)
@@ -132,7 +134,8 @@ class SimNode:
 
     def scrape(self) -> None:
         """Sample the live load (only needed when it changed since the last scrape)."""
-        self.scraped = (self.cpu_used, self.mem_working, self.mem_working + self.mem_cache,
+        held = physics.cache_held(self.mem_working, self.mem_cache, self.mem_capacity)
+        self.scraped = (self.cpu_used, self.mem_working, self.mem_working + held,
                         self.membw_demand / self.membw_capacity if self.membw_capacity else 0.0)
 
     def clear_placed(self) -> None:

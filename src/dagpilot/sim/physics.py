@@ -209,8 +209,27 @@ def memory_footprint(task: Task, params: PhysicsParameters, on: bool) -> tuple[i
 
 
 def memory_capacity(node: NodeSpec, params: PhysicsParameters) -> int:
-    """Bytes of actual use past which the node's kernel OOM-kills a pod."""
+    """Bytes of anonymous memory (working sets) past which the node's kernel OOM-kills a pod."""
     return int(node.allocatable.memory * params.memory_capacity_factor)
+
+
+def cache_held(working: int, cache: int, capacity: int) -> int:
+    """Bytes of page cache the kernel keeps on a node: what its pods want, less what it
+    reclaims when working sets and cache together pass the capacity (clean cache pages are
+    dropped before anything is killed, as cgroup v2 and the global reclaim do)."""
+    room = capacity - working
+    return cache if cache <= room else max(0, room)
+
+
+def page_cache_multiplier(working: int, cache: int, capacity: int,
+                          params: PhysicsParameters) -> float:
+    """How many times slower I/O-bound work on a node runs when part of its page cache is
+    reclaimed: 1 + page_cache_miss_factor x (reclaimed / wanted cache); reads that would have
+    hit the cache go to the disk. 1 when nothing is reclaimed."""
+    held = cache_held(working, cache, capacity)
+    if held >= cache:
+        return 1.0
+    return 1.0 + params.page_cache_miss_factor * ((cache - held) / cache)
 
 
 def over_own_limit(task: Task, working: int, on: bool) -> bool:
@@ -220,11 +239,12 @@ def over_own_limit(task: Task, working: int, on: bool) -> bool:
 
 
 def oom_victim(candidates: Sequence[tuple[int, int]]) -> int:
-    """Index of the pod the kernel kills among (actual use, request) pairs, in start order.
+    """Index of the pod the kernel kills among (working set, request) pairs, in start order.
 
-    The OOM killer picks the highest badness; Kubernetes sets oom_score_adj = 1000 - 1000 x
-    request / capacity for Burstable pods, so badness is 1000 x (use - request) / capacity plus
-    a constant: the pod most over its request. Ties go to the most recently started pod.
+    The OOM killer picks the highest badness (its anonymous memory: page cache is reclaimed,
+    not counted); Kubernetes sets oom_score_adj = 1000 - 1000 x request / capacity for
+    Burstable pods, so badness is 1000 x (use - request) / capacity plus a constant: the pod
+    most over its request. Ties go to the most recently started pod.
     """
     best, best_excess = 0, -math.inf
     for index, (use, request) in enumerate(candidates):

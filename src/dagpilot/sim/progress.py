@@ -3,10 +3,11 @@ their progress rates.
 
 Each running pod does `rate` seconds of nominal work per second, with
     rate = node.cpu_speed / (F_membw x F_io x F_comm)   (see physics.py).
-The multipliers behind the factors belong to the node (memory bandwidth), its storage pool
-(await level) and the pod's communication group (worst-pair RTT). When a pod starts or stops,
-the multipliers it touches are recomputed; only pods whose multiplier actually changed get a new
-rate and a new completion event (older ones are left in the heap and skipped as stale).
+The multipliers behind the factors belong to the node (memory bandwidth, page cache reclaimed),
+its storage pool (await level) and the pod's communication group (worst-pair RTT). When a pod
+starts or stops, the multipliers it touches are recomputed; only pods whose multiplier actually
+changed get a new rate and a new completion event (older ones are left in the heap and skipped
+as stale).
 """
 
 from __future__ import annotations
@@ -198,27 +199,32 @@ class Progress:
         victims: list[PodRun] = []
         if physics.over_own_limit(started.ref.task, started.working, True):
             victims.append(started)
-        used = node.mem_working + node.mem_cache - sum(v.working + v.cache for v in victims)
+        # Only anonymous memory kills: the page cache is reclaimed first (physics.cache_held).
+        used = node.mem_working - sum(v.working for v in victims)
         if used <= node.mem_capacity:
             return victims
         candidates = [p for p in node.running.values() if p not in victims]
         while used > node.mem_capacity and candidates:
-            index = physics.oom_victim([(p.working + p.cache, p.ref.requests.memory)
-                                        for p in candidates])
+            index = physics.oom_victim([(p.working, p.ref.requests.memory) for p in candidates])
             victim = candidates.pop(index)
             victims.append(victim)
-            used -= victim.working + victim.cache
+            used -= victim.working
         return victims
 
     # --- multipliers and rates -----------------------------------------------------------
 
     def _refresh_node(self, node: SimNode) -> None:
-        if not self._on.memory_bandwidth:
-            return
-        utilisation = node.membw_demand / node.membw_capacity if node.membw_capacity else 0.0
-        multiplier = physics.membw_multiplier(utilisation, self._params)
-        if multiplier != node.membw_multiplier:
-            node.membw_multiplier = multiplier
+        """The node's memory-bandwidth and page-cache multipliers after its load changed."""
+        on, params = self._on, self._params
+        membw, cache = node.membw_multiplier, node.cache_multiplier
+        if on.memory_bandwidth:
+            utilisation = node.membw_demand / node.membw_capacity if node.membw_capacity else 0.0
+            membw = physics.membw_multiplier(utilisation, params)
+        if on.memory:
+            cache = physics.page_cache_multiplier(node.mem_working, node.mem_cache,
+                                                  node.mem_capacity, params)
+        if membw != node.membw_multiplier or cache != node.cache_multiplier:
+            node.membw_multiplier, node.cache_multiplier = membw, cache
             for pod in node.running.values():
                 self._update_rate(pod)
 
@@ -250,7 +256,7 @@ class Progress:
         # physics.share_factor and physics.communication_factor, written out: this runs for
         # every pod whose multiplier changes.
         slowdown = (1.0 + pod.membw_share * (node.membw_multiplier - 1.0)) * (
-            1.0 + pod.io_share * (node.pool.multiplier - 1.0))
+            1.0 + pod.io_share * (node.pool.multiplier * node.cache_multiplier - 1.0))
         comm_share = pod.comm_share
         if comm_share > 0.0:
             network = group.multiplier if group is not None else 1.0

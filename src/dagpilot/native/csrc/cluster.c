@@ -50,6 +50,7 @@ int cluster_init(Sim *sim) {
         node->ready = 1;
         node->gpu_free = sim->specs[n].gpus >= 64 ? ~0ULL : (1ULL << sim->specs[n].gpus) - 1;
         node->membw_multiplier = 1.0;
+        node->cache_multiplier = 1.0;
         node->bound = node->running = node->waiting = EMPTY_LIST;
         sim->ready[n] = 1;
         sim->allocatable[3 * n] = sim->specs[n].cpu;

@@ -308,6 +308,7 @@ static const FloatField PARAM_FLOATS[] = {
     {"rtt_cross_zone_ms", offsetof(Params, rtt_ms[3]), &PARAMETER},
     {"network_latency_sensitivity", offsetof(Params, network_latency_sensitivity), &PARAMETER},
     {"pcie_cross_complex_factor", offsetof(Params, pcie_cross_complex_factor), &PARAMETER},
+    {"page_cache_miss_factor", offsetof(Params, page_cache_miss_factor), &PARAMETER},
     {NULL, 0, NULL}};
 
 int check_params(const Params *p) {

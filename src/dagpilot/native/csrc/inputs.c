@@ -201,6 +201,7 @@ int read_params(PyObject *d, Params *p) {
         && PARAM_DOUBLE("rtt_cross_zone_ms", &p->rtt_ms[3])
         && PARAM_DOUBLE("network_latency_sensitivity", &p->network_latency_sensitivity)
         && PARAM_DOUBLE("pcie_cross_complex_factor", &p->pcie_cross_complex_factor)
+        && PARAM_DOUBLE("page_cache_miss_factor", &p->page_cache_miss_factor)
         && check_params(p);
 }
 

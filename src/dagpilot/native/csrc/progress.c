@@ -18,6 +18,15 @@ static double membw_multiplier(const Params *p, double utilisation) {
     return factor * (utilisation > 1.0 ? utilisation : 1.0);
 }
 
+/* physics.page_cache_multiplier: reads of the reclaimed share of the cache go to the disk. */
+static double page_cache_multiplier(const Params *p, int64_t working, int64_t cache,
+                                    int64_t capacity) {
+    int64_t room = capacity - working;
+    int64_t held = cache <= room ? cache : (room > 0 ? room : 0);
+    if (held >= cache) return 1.0;
+    return 1.0 + p->page_cache_miss_factor * ((double)(cache - held) / (double)cache);
+}
+
 /* physics.io_await_ms: M/M/1, held at rho = 0.99 and scaled past it. */
 static double io_await_ms(double demand, double iops, double service) {
     double rho = iops > 0.0 ? demand / iops : INFINITY;
@@ -63,7 +72,7 @@ static void update_rate(Sim *sim, int64_t uid) {
     const NodeLive *node = &sim->nodes[pod->node];
     const Pool *pool = &sim->pools[sim->specs[pod->node].pool];
     double slowdown = (1.0 + pod->membw_share * (node->membw_multiplier - 1.0)) * (
-        1.0 + pod->io_share * (pool->multiplier - 1.0));
+        1.0 + pod->io_share * (pool->multiplier * node->cache_multiplier - 1.0));
     if (pod->comm_share > 0.0) {
         double network = pod->group != NONE ? sim->groups[pod->group].multiplier : 1.0;
         slowdown *= 1.0 + pod->comm_share * (network * pod->pcie - 1.0);
@@ -79,14 +88,21 @@ static void update_rate(Sim *sim, int64_t uid) {
     schedule(sim, now + remaining / rate, O_COMPLETE, E_COMPLETE, uid, pod->version);
 }
 
+/* _refresh_node: the node's memory-bandwidth and page-cache multipliers. */
 static void refresh_node(Sim *sim, int32_t n) {
-    if (!sim->p.on_membw) return;
     NodeLive *node = &sim->nodes[n];
-    double capacity = sim->specs[n].membw_capacity;
-    double utilisation = capacity != 0.0 ? node->membw_demand / capacity : 0.0;
-    double multiplier = membw_multiplier(&sim->p, utilisation);
-    if (multiplier != node->membw_multiplier) {
-        node->membw_multiplier = multiplier;
+    double membw = node->membw_multiplier, cache = node->cache_multiplier;
+    if (sim->p.on_membw) {
+        double capacity = sim->specs[n].membw_capacity;
+        double utilisation = capacity != 0.0 ? node->membw_demand / capacity : 0.0;
+        membw = membw_multiplier(&sim->p, utilisation);
+    }
+    if (sim->p.on_memory)
+        cache = page_cache_multiplier(&sim->p, node->mem_working, node->mem_cache,
+                                      sim->specs[n].mem_capacity);
+    if (membw != node->membw_multiplier || cache != node->cache_multiplier) {
+        node->membw_multiplier = membw;
+        node->cache_multiplier = cache;
         for (int64_t uid = node->running.head; uid != NONE; uid = sim->pods[uid].running.next)
             update_rate(sim, uid);
     }
@@ -192,7 +208,7 @@ static int is_victim(const int64_t *victims, int32_t count, int64_t uid) {
 }
 
 /* _oom_victims: over its own limit, then the node's OOM killer (the pod most over its request,
- * ties to the latest started) until actual use fits. */
+ * ties to the latest started) until anonymous memory fits: page cache is reclaimed, not counted. */
 static int32_t oom_victims(Sim *sim, int64_t started, int64_t *victims) {
     if (!sim->p.on_memory) return 0;
     const Pod *pod = &sim->pods[started];
@@ -200,22 +216,20 @@ static int32_t oom_victims(Sim *sim, int64_t started, int64_t *victims) {
     int64_t capacity = sim->specs[pod->node].mem_capacity;
     int32_t count = 0;
     if (sim->tasks[pod->task].over_limit) victims[count++] = started;
-    int64_t used = node->mem_working + node->mem_cache;
-    for (int32_t i = 0; i < count; i++)
-        used -= sim->pods[victims[i]].working + sim->pods[victims[i]].cache;
+    int64_t used = node->mem_working;
+    for (int32_t i = 0; i < count; i++) used -= sim->pods[victims[i]].working;
     while (used > capacity) {
         int64_t best = NONE;
         double best_excess = -INFINITY;
         for (int64_t uid = node->running.head; uid != NONE; uid = sim->pods[uid].running.next) {
             if (is_victim(victims, count, uid)) continue;
             const Pod *candidate = &sim->pods[uid];
-            int64_t excess = candidate->working + candidate->cache
-                             - sim->tasks[candidate->task].memory;
+            int64_t excess = candidate->working - sim->tasks[candidate->task].memory;
             if ((double)excess >= best_excess) best = uid, best_excess = (double)excess;
         }
         if (best == NONE) break;
         victims[count++] = best;
-        used -= sim->pods[best].working + sim->pods[best].cache;
+        used -= sim->pods[best].working;
     }
     return count;
 }

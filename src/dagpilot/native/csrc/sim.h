@@ -37,6 +37,7 @@ typedef struct {
     double io_level_ms[3], io_level_factor[3];
     double rtt_ms[4];        /* same node, same rack, cross rack, cross zone */
     double network_latency_sensitivity, pcie_cross_complex_factor;
+    double page_cache_miss_factor;
 } Params;
 
 typedef struct {
@@ -71,6 +72,7 @@ typedef struct {
     int64_t cpu_m, memory, mem_working, mem_cache;
     uint64_t gpu_free;        /* bit i: GPU i is free */
     double membw_demand, membw_multiplier;
+    double cache_multiplier;  /* I/O slowdown of the page cache reclaimed under pressure */
     PodList bound, running, waiting;
 } NodeLive;
 
