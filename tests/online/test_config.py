@@ -31,6 +31,14 @@ def test_the_seed_keys_alone_give_the_trigger_defaults(tmp_path: Path) -> None:
     assert config.adapter.budget_s == 90.0
     assert config.adapter.validation_seeds == 10
     assert (config.adapter.horizon_h, config.adapter.gate_horizon_h) == (0.1, 1.0)
+    assert (config.adapter.objective, config.adapter.teacher) == ("imitation", "physics-rules")
+    assert config.adapter.load == 0.8
+
+
+def test_the_objective_and_load_are_configurable(tmp_path: Path) -> None:
+    text = SEED + "adapter:\n  objective: ppo\n  teacher: kube-default\n  load: 0.4\n"
+    adapter = load_config(write(tmp_path, text)).adapter
+    assert (adapter.objective, adapter.teacher, adapter.load) == ("ppo", "kube-default", 0.4)
 
 
 def test_the_trigger_and_adapter_are_configurable(tmp_path: Path) -> None:
@@ -58,6 +66,13 @@ def test_the_trigger_and_adapter_are_configurable(tmp_path: Path) -> None:
     (SEED + "adapter:\n  budget_s: 0\n", "adapter.budget_s", "at least 1"),
     (SEED + "adapter:\n  gate_horizon_h: 0\n", "adapter.gate_horizon_h", "above 0"),
     (SEED + "adapter:\n  gate_replays: 0\n", "adapter.gate_replays", "whole number in 1..16"),
+    (SEED + "adapter:\n  objective: reinforce\n", "adapter.objective",
+     "one of imitation, ppo"),
+    (SEED + "adapter:\n  teacher: oracle\n", "adapter.teacher", "expected one of"),
+    (SEED + "adapter:\n  teacher: tetris\n", "adapter.teacher", "expected one of"),
+    (SEED + "adapter:\n  load: 0\n", "adapter.load", "above 0"),
+    (SEED + "adapter:\n  imitation_epochs: 0\n", "adapter.imitation_epochs",
+     "whole number in 1..256"),
     (SEED + "extra: 1\n", "extra", "unknown key"),
     ("- a list\n", "(document)", "mapping"),
     ("adapter: {}\n", "online_learning", "missing"),

@@ -5,11 +5,12 @@ from __future__ import annotations
 import copy
 import time
 
+import pytest
 import torch
 
 from dagpilot.clusters import load_cluster
 from dagpilot.core.config import SimSettings
-from dagpilot.online.config import AdapterSettings
+from dagpilot.online.config import OBJECTIVES, AdapterSettings
 from dagpilot.online.finetune import fine_tune
 from dagpilot.online.lora import attach, merged_state, trainable
 from dagpilot.policy import PolicyConfig, PolicyNet
@@ -44,10 +45,12 @@ def test_the_merged_state_computes_what_the_adapted_network_computes() -> None:
         torch.testing.assert_close(layer(x), adapter(x), rtol=1e-5, atol=1e-5)
 
 
-def test_a_fine_tune_moves_only_the_last_two_layers_within_its_deadline() -> None:
+@pytest.mark.parametrize("objective", OBJECTIVES)
+def test_a_fine_tune_moves_only_the_last_two_layers_within_its_deadline(objective: str) -> None:
     net = PolicyNet.create(SMALL, seed=2)
     jobs = load("builtin:mlflow:4")
-    settings = AdapterSettings(scenarios=1, replays=2, horizon_h=0.05, learning_rate=1e-2)
+    settings = AdapterSettings(scenarios=1, replays=2, horizon_h=0.05, learning_rate=1e-2,
+                               objective=objective)
     started = time.time()
     result = fine_tune(net, Normaliser.fresh(), jobs, load_cluster("builtin:small"),
                        sim=SimSettings(), settings=settings, seed=0, deadline=started)

@@ -128,7 +128,7 @@ class Adapter:
         reference = reference_slowdowns(Agent(*serving_model(self.models, serving),
                                               explain=False), scene.jobs, scene.cluster,
                                         scene.sim, seed=REFERENCE_SEED,
-                                        horizon_h=settings.horizon_h)
+                                        horizon_h=settings.horizon_h, load=settings.load)
         found = recalibrate(records, scene.jobs, scene.cluster, scene.sim.effects,
                             since_t=since, ratio=self.config.trigger.ratio,
                             reference=reference)
@@ -195,7 +195,7 @@ class Adapter:
         tasks = held_back_tasks(scene.jobs, scene.cluster, seed=job.seed,
                                 seeds=settings.validation_seeds,
                                 horizon_h=settings.gate_horizon_h,
-                                replays=settings.gate_replays)
+                                replays=settings.gate_replays, load=settings.load)
         return validate(Agent(candidate, normaliser, explain=False),
                         Agent(model, normaliser, explain=False), tasks, scene.cluster,
                         scene.sim)

@@ -17,6 +17,10 @@ an `adapter:` section for what the fine-tune and the gates run on.
       gate_horizon_h: 1.0     # hours of arrivals in each of them (the fine-tune's: horizon_h)
       gate_replays: 1         # simulator seeds each of them is replayed on (JCT: their mean)
       live_window: 200        # decisions per model the post-publish check compares
+      load: 0.8               # arrival load of every replayed scenario (the training load)
+      objective: imitation    # imitation (DAgger toward `teacher`) or ppo
+      teacher: physics-rules  # the imitation objective's teacher: a baseline scheduler
+      imitation_epochs: 8     # passes over the gathered labels per imitation round
 
 An unknown key, a missing seed key or a value of the wrong type or range is an InvalidInput
 naming the file and the key.
@@ -33,9 +37,12 @@ from typing import Any
 import yaml
 
 from dagpilot.core.errors import InvalidInput
+from dagpilot.schedulers import SCHEDULERS
+from dagpilot.schedulers.list_scheduler import ListScheduler
 
 SECTION = "online_learning"
 SEED_KEYS = ("enable", "max_retries", "rollback_on_failure", "cooldown_minutes")
+OBJECTIVES = ("imitation", "ppo")
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,14 @@ class AdapterSettings:
     lora_rank: int = 4
     learning_rate: float = 1e-3
     ppo_epochs: int = 2  # passes over each iteration's decisions
+    # The arrival load of every replayed scenario: the reference, the fine-tune's, the gate's.
+    load: float = 0.8
+    # imitation: DAgger of the adapters toward `teacher` in the recalibrated world (states of
+    # the adapted policy's own rollouts, labels from the teacher; cross-entropy, no variance
+    # of returns); ppo: PPO on the episodes' JCT reward (online.finetune).
+    objective: str = "imitation"
+    teacher: str = "physics-rules"
+    imitation_epochs: int = 8
 
 
 @dataclass(frozen=True)
@@ -135,7 +150,18 @@ def _adapter(file: str, value: Any) -> AdapterSettings:
         lora_rank=read.integer("lora_rank", 1, 64, default.lora_rank),
         learning_rate=read.number("learning_rate", 0.0, 1.0, default.learning_rate,
                                   above=True),
-        ppo_epochs=read.integer("ppo_epochs", 1, 32, default.ppo_epochs))
+        ppo_epochs=read.integer("ppo_epochs", 1, 32, default.ppo_epochs),
+        load=read.number("load", 0.0, 4.0, default.load, above=True),
+        objective=read.choice("objective", OBJECTIVES, default.objective),
+        teacher=read.choice("teacher", teacher_names(), default.teacher),
+        imitation_epochs=read.integer("imitation_epochs", 1, 256, default.imitation_epochs))
+
+
+def teacher_names() -> tuple[str, ...]:
+    """The schedulers a teacher can be: list schedulers, whose queue can be rebuilt from any
+    view (ListScheduler.resync), as the student's placements, not the teacher's, go through."""
+    return tuple(sorted(name for name, make in SCHEDULERS.items()
+                        if isinstance(make(), ListScheduler)))
 
 
 def _mapping(file: str, where: str, value: Any, known: set[str]) -> Mapping[str, Any]:
@@ -191,6 +217,12 @@ class _Reader:
             bound = f"above {low:g}" if above else f"at least {low:g}"
             self._refuse(key, f"expected a number {bound} and at most {high:g}, got {value!r}")
         return float(value)
+
+    def choice(self, key: str, known: tuple[str, ...], default: str) -> str:
+        value = self._get(key, default)
+        if value not in known:
+            self._refuse(key, f"expected one of {', '.join(known)}, got {value!r}")
+        return str(value)
 
     def text(self, key: str, default: str) -> str:
         value = self._get(key, default)

@@ -1,12 +1,15 @@
-"""The fine-tune: PPO on LoRA adapters only, on recalibrated scenarios, within a time budget.
+"""The fine-tune: LoRA adapters only, on recalibrated scenarios, within a time budget.
 
     result = fine_tune(model, normaliser, jobs, cluster, sim, settings, seed=0, deadline=t)
 
-Each iteration collects episodes with the merged policy (exactly what would serve), computes
-PPO's targets with the frozen critic, and takes `ppo_epochs` passes of PPO over the adapters
-(train.ppo; every other weight is frozen, train.lora). The normaliser stays the serving
-model's: the frozen encoders were fitted to its statistics. Iterations stop before one would
-run past `deadline` (Unix seconds), judged by the slowest so far; at least one runs.
+`settings.objective` picks what each iteration does with episodes of the merged policy
+(exactly what would serve):
+- imitation (online.imitation): every decision of them labelled by `settings.teacher`, the
+  labels of all iterations so far fitted by `imitation_epochs` passes of cross-entropy;
+- ppo: PPO's targets with the frozen critic and `ppo_epochs` passes of PPO (train.ppo).
+Every other weight is frozen (online.lora). The normaliser stays the serving model's: the
+frozen encoders were fitted to its statistics. Iterations stop before one would run past
+`deadline` (Unix seconds), judged by the slowest so far; at least one runs.
 """
 
 from __future__ import annotations
@@ -20,10 +23,12 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from dagpilot.agent import Agent
 from dagpilot.core.config import SimSettings
 from dagpilot.core.types import Cluster, Job
 from dagpilot.online.config import AdapterSettings
-from dagpilot.online.lora import attach, merged_state
+from dagpilot.online.imitation import Labels, dagger_labels, fit
+from dagpilot.online.lora import attach, merged_state, trainable
 from dagpilot.online.scenarios import training_tasks
 from dagpilot.policy import PolicyNet
 from dagpilot.state import Normaliser
@@ -49,6 +54,9 @@ def fine_tune(model: PolicyNet, normaliser: Normaliser, jobs: Sequence[Job], clu
               *, sim: SimSettings, settings: AdapterSettings, seed: int,
               deadline: float) -> FineTuneResult:
     """Adapters on a copy of `model`, trained until the iterations or the deadline run out."""
+    if settings.objective == "imitation":
+        return _imitate(model, normaliser, jobs, cluster, sim=sim, settings=settings,
+                        seed=seed, deadline=deadline)
     started = time.time()
     net = copy.deepcopy(model)
     attach(net, settings.lora_rank)
@@ -62,7 +70,7 @@ def fine_tune(model: PolicyNet, normaliser: Normaliser, jobs: Sequence[Job], clu
         begun = time.time()
         tasks = training_tasks(jobs, cluster, seed=seed, iteration=iterations,
                                scenarios=settings.scenarios, replays=settings.replays,
-                               horizon_h=settings.horizon_h)
+                               horizon_h=settings.horizon_h, load=settings.load)
         snapshot = PolicySnapshot(model.config, merged_state(net), normaliser)
         episodes = rollouts.collect(snapshot, tasks)
         ppo.update(_steps(episodes, ppo_settings), generator)
@@ -70,6 +78,38 @@ def fine_tune(model: PolicyNet, normaliser: Normaliser, jobs: Sequence[Job], clu
         iterations += 1
         slowest = max(slowest, time.time() - begun)
     return FineTuneResult(merged_state(net), iterations, env_steps, time.time() - started)
+
+
+def _imitate(model: PolicyNet, normaliser: Normaliser, jobs: Sequence[Job], cluster: Cluster,
+             *, sim: SimSettings, settings: AdapterSettings, seed: int,
+             deadline: float) -> FineTuneResult:
+    """DAgger rounds: the adapted policy's episodes labelled by the teacher, then a fit of
+    every label so far (online.imitation)."""
+    started = time.time()
+    net = copy.deepcopy(model)
+    optimizer = torch.optim.Adam(trainable(attach(net, settings.lora_rank)),
+                                 lr=settings.learning_rate)
+    generator = torch.Generator().manual_seed(seed)
+    labels = Labels()
+    iterations, slowest, last = 0, 0.0, 0.0
+    while iterations < MAX_ITERATIONS and (
+            iterations == 0 or time.time() + slowest < deadline):
+        begun = time.time()
+        tasks = training_tasks(jobs, cluster, seed=seed, iteration=iterations,
+                               scenarios=settings.scenarios, replays=settings.replays,
+                               horizon_h=settings.horizon_h, load=settings.load)
+        student = Agent(PolicyNet.from_state(model.config, merged_state(net)), normaliser,
+                        explain=False)
+        for task in tasks:
+            labels.extend(dagger_labels(student, settings.teacher, cluster, sim, task,
+                                        normaliser=normaliser))
+        fit(net, optimizer, labels, settings.imitation_epochs, generator)
+        iterations += 1
+        # the fit grows with the labels kept: the next round is judged by the last's growth
+        took = time.time() - begun
+        slowest, last = max(slowest, took + max(0.0, took - last) if last else took), took
+    return FineTuneResult(merged_state(net), iterations, labels.env_steps,
+                          time.time() - started)
 
 
 def _steps(episodes: Sequence[Episode], settings: PPOSettings) -> Steps:

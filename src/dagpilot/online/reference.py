@@ -26,9 +26,10 @@ from dagpilot.train.scenarios import loaded_episode_tasks
 
 
 def reference_slowdowns(agent: Agent, jobs: Sequence[Job], cluster: Cluster, sim: SimSettings,
-                        *, seed: int, horizon_h: float) -> dict[str, float]:
+                        *, seed: int, horizon_h: float,
+                        load: float = LOAD) -> dict[str, float]:
     """Each task family's median runtime over nominal runtime in one undrifted episode."""
-    task = loaded_episode_tasks(jobs, cluster, seed=seed, episodes=1, load=LOAD,
+    task = loaded_episode_tasks(jobs, cluster, seed=seed, episodes=1, load=load,
                                 horizon_s=horizon_h * 3600.0, phase="eval", iteration=0)[0]
     record = simulate(task.jobs, cluster, DagpilotScheduler(agent), sim, task.sim_seed)
     by_id = {job.id: job for job in task.jobs}

@@ -18,7 +18,7 @@ from dagpilot.core.types import Cluster, Job, Task
 from dagpilot.online.drift import Drift, task_family
 from dagpilot.train.scenarios import EpisodeTask, loaded_episode_tasks
 
-LOAD = 0.8  # the training load (TrainConfig.load)
+LOAD = 0.8  # the training load (TrainConfig.load): AdapterSettings.load's default
 
 
 def recalibrated(jobs: Sequence[Job], drift: Drift) -> tuple[Job, ...]:
@@ -52,15 +52,17 @@ def _task(task: Task, ratio: float) -> Task:
 
 
 def training_tasks(jobs: Sequence[Job], cluster: Cluster, *, seed: int, iteration: int,
-                   scenarios: int, replays: int, horizon_h: float) -> list[EpisodeTask]:
-    return loaded_episode_tasks(jobs, cluster, seed=seed, episodes=scenarios, load=LOAD,
+                   scenarios: int, replays: int, horizon_h: float,
+                   load: float = LOAD) -> list[EpisodeTask]:
+    return loaded_episode_tasks(jobs, cluster, seed=seed, episodes=scenarios, load=load,
                                 horizon_s=horizon_h * 3600.0, phase="ppo",
                                 iteration=iteration, replays=replays)
 
 
 def held_back_tasks(jobs: Sequence[Job], cluster: Cluster, *, seed: int, seeds: int,
-                    horizon_h: float, replays: int = 1) -> list[EpisodeTask]:
+                    horizon_h: float, replays: int = 1,
+                    load: float = LOAD) -> list[EpisodeTask]:
     """One arrival sequence per validation seed, from the evaluation streams, each replayed
     on `replays` simulator seeds."""
-    return loaded_episode_tasks(jobs, cluster, seed=seed, episodes=seeds, load=LOAD,
+    return loaded_episode_tasks(jobs, cluster, seed=seed, episodes=seeds, load=load,
                                 horizon_s=horizon_h * 3600.0, phase="eval", replays=replays)
