@@ -1,6 +1,6 @@
 """Decision latency of the DRL agent: milliseconds per `dagpilot` decision, by cluster size.
 
-    taskset -c 0 .venv/bin/python bench/decision_latency.py [--quick] [--models DIR]
+    taskset -c 0 .venv/bin/python bench/decision_latency.py [--quick] [--models DIR] [--decisions N]
 
 On 48 nodes (`builtin:default`), 1,000 and 5,000 (`builtin:scale-N`), the built-in archetype mix
 arrives as a Poisson process at 0.8 of the cluster's cores, and the `dagpilot` scheduler
@@ -222,8 +222,10 @@ def main() -> None:
                         help="registry root; a fresh network when it has no current model")
     parser.add_argument("--nodes", type=int, nargs="*", default=sorted(CLUSTERS),
                         choices=sorted(CLUSTERS), help="cluster sizes to measure")
+    parser.add_argument("--decisions", type=int, default=400,
+                        help="timed decisions per cluster size (after 50 warm-up ones)")
     args = parser.parse_args()
-    warmup, decisions = (10, 40) if args.quick else (50, 400)
+    warmup, decisions = (10, 40) if args.quick else (50, args.decisions)
     results = [measure(nodes, args.models, warmup, decisions) for nodes in args.nodes]
     OUT.mkdir(exist_ok=True)
     (OUT / "decision_latency.json").write_text(json.dumps(
