@@ -42,11 +42,13 @@ def test_labels_name_host_zone_and_rack() -> None:
         assert "node.kubernetes.io/instance-type" in node_labels
 
 
-def test_memory_and_bandwidth_grow_with_cores() -> None:
-    nodes = [n for n in builtin.read("default", SETTINGS).nodes if not n.gpus]
+def test_memory_grows_with_cores_and_bandwidth_with_sockets() -> None:
+    nodes = builtin.read("default", SETTINGS).nodes
     for node in nodes:
-        assert node.allocatable.memory == node.allocatable.cpu * 4 * 2**30
-        assert node.memory_bandwidth_bytes_s == node.allocatable.cpu * 4_800_000_000
+        sockets = 2 if node.gpus else 1  # 8 channels of DDR4-3200 each: 204.8 GB/s
+        assert node.memory_bandwidth_bytes_s == sockets * 204_800_000_000
+        if not node.gpus:
+            assert node.allocatable.memory == node.allocatable.cpu * 4 * 2**30
 
 
 def test_network_disks_share_their_zones_30k_iops_pool_and_big_nodes_have_nvme() -> None:

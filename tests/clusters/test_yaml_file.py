@@ -21,7 +21,7 @@ def test_groups_with_count_and_explicit_nodes(fixtures: Path) -> None:
     assert (cpu.allocatable.cpu, cpu.allocatable.memory) == (4.0, 16 * 2**30)
     assert (cpu.disk.kind, cpu.disk.iops, cpu.disk.shared_pool) == (
         DiskKind.NETWORK, 30_000, "pool-a")
-    assert cpu.memory_bandwidth_bytes_s == 4 * 4_800_000_000
+    assert cpu.memory_bandwidth_bytes_s == 4 * 3_200_000_000  # 204.8 GB/s per 64-core socket
     assert dict(cpu.labels)["tier"] == "batch"
     gpu0, gpu1 = cluster.node("gpu-0"), cluster.node("gpu-1")
     assert [len(g) for g in gpu0.root_complexes.values()] == [2, 2]

@@ -42,26 +42,27 @@ SETTINGS = SimSettings(
 # Every physics-on run re-pinned when the built-in network disks moved from one pool to a pool
 # per zone (issue 13 part 2): each pool now carries half the I/O and collapses on its own.
 # Then again when page cache became reclaimable: only anonymous memory OOM-kills, and a
-# reclaimed cache slows the node's I/O-bound work instead.
+# reclaimed cache slows the node's I/O-bound work instead. And when the built-in nodes' memory
+# bandwidth became their sockets' (204.8 GB/s per EPYC socket, not 4.8 GB/s per core).
 PINS = {  # (scheduler, physics on, nodes): digest
     ("kube-default", True, 12):
-        "364861ea388080b4d55149a4a7e4401f0db946dd7fa664a6886eb937cfa05adb",
+        "90b7c9ea607e90fa365c5e0f81e44a1617c08bcbcb90bee51f628577e0aa0789",
     ("kube-default", False, 12):
         "cdd939d131783c9e7222b6ceeca7a575e1346c77992f8ea0207c9dddde3a01f2",
     ("kube-default", True, 120):
         "50635ae8f38165b6b2c9cc794367e178c35d146b59e2fe3ffe6d669586e506be",
     ("fifo", True, 12):
-        "56f07a719eafe3d309484e4dc1f747410723e1f1c4f12308f5b3e5117fc8cf25",
+        "1f4514835cf9af76496f1578918f1964ad6c9b8f67f735cb0b83fffc2d88a839",
     ("tetris", True, 12):
-        "900a2475bc8ca46be8afeccf5cc0edc0c4f01ae8952ac3fbbffa74506e160691",
+        "8168e29013466395becf49765ec62b76e8376325b1294e75a1dd9c918918549b",
     ("load-aware", True, 12):
-        "74906dcfaf4d2fce9d8c13a75f94e777a2aea5080ff913bf1cf9bdb044734ee9",
+        "44565965e3de55908c2ae6e88773f3de6ad68433c2d296c3473b1b06828399fc",
     ("random", True, 12):
-        "c5664944aca16098c7a881b597a45f1af3f671754eba03427e1ee3265d6b66bb",
+        "7184a72400099f081fb6e2adbbf94732a0a93ffc100a0ffb0c6d000a4ec08ed7",
     ("heft", True, 12):
-        "e990adf214710a6c64b5b7e7945950675a5466f2bc962f1128a0a784462fc43d",
+        "823d6e83369c26bb8a76efd07d116ae0e11af1a81593904025c4f3ea1809af4a",
     ("cws-rank-min-rr", True, 12):
-        "e9e47e650a86739bb8fc584f44ed2d929c93d264f65fdeac79e7d248f2ac838f",
+        "c43c72573bd831b710ee9009b0b42139af17f8bc680172b0de2bd7066489135e",
 }
 
 

@@ -16,9 +16,10 @@ import math
 from dataclasses import dataclass
 
 from dagpilot.clusters.node_conventions import (
+    CHANNELS_PER_SOCKET,
+    DDR4_3200_CHANNEL_BYTES_S,
     GPU_TAINT,
     MAX_NODES,
-    MEMORY_BANDWIDTH_PER_CORE,
     even_split,
     gpus_over_root_complexes,
     node_labels,
@@ -41,7 +42,11 @@ NVME_DISK = Disk(DiskKind.NVME, iops=400_000, bandwidth_bytes_s=3_000_000_000)
 
 @dataclass(frozen=True)
 class Shape:
-    """A node model: cores, memory (4-8 GiB per core), GPUs, disk."""
+    """A node model: cores, memory (4-8 GiB per core), GPUs, disk, CPU sockets.
+
+    Each shape is a whole bare-metal server of AMD EPYC 7003 sockets (8 channels of DDR4-3200
+    each), so its memory bandwidth is sockets x 204.8 GB/s whatever its core count.
+    """
 
     instance_type: str
     cpu: int
@@ -49,13 +54,18 @@ class Shape:
     disk: Disk
     gpus: int = 0
     gpu_model: str | None = None
+    sockets: int = 1
+
+    @property
+    def memory_bandwidth_bytes_s(self) -> int:
+        return self.sockets * CHANNELS_PER_SOCKET * DDR4_3200_CHANNEL_BYTES_S
 
 
-CPU16 = Shape("c16.m64", 16, 64 * GIB, NETWORK_DISK)
-CPU32 = Shape("c32.m128", 32, 128 * GIB, NETWORK_DISK)
-CPU64 = Shape("c64.m256", 64, 256 * GIB, NVME_DISK)
-GPU_A100 = Shape("g8.a100", 64, 512 * GIB, NVME_DISK, 8, "A100")
-GPU_V100 = Shape("g8.v100", 48, 384 * GIB, NVME_DISK, 8, "V100")
+CPU16 = Shape("c16.m64", 16, 64 * GIB, NETWORK_DISK)  # one EPYC 7313P
+CPU32 = Shape("c32.m128", 32, 128 * GIB, NETWORK_DISK)  # one EPYC 7543P
+CPU64 = Shape("c64.m256", 64, 256 * GIB, NVME_DISK)  # one EPYC 7763
+GPU_A100 = Shape("g8.a100", 64, 512 * GIB, NVME_DISK, 8, "A100", sockets=2)  # two EPYC 7543
+GPU_V100 = Shape("g8.v100", 48, 384 * GIB, NVME_DISK, 8, "V100", sockets=2)  # two EPYC 7443
 RACK_PATTERN = (CPU16, CPU32, CPU16, CPU64, CPU32, CPU16, CPU32, None)  # None: the GPU node
 
 
@@ -108,7 +118,7 @@ def node(name: str, shape: Shape, zone: str, rack: str) -> NodeSpec:
         rack=rack,
         gpus=gpus,
         disk=zone_pool(shape.disk, zone),
-        memory_bandwidth_bytes_s=shape.cpu * MEMORY_BANDWIDTH_PER_CORE,
+        memory_bandwidth_bytes_s=shape.memory_bandwidth_bytes_s,
         labels=node_labels(name, zone, rack, instance_type=shape.instance_type,
                            gpu_model=shape.gpu_model),
         taints=(GPU_TAINT,) if shape.gpus else (),

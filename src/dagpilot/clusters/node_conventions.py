@@ -16,8 +16,12 @@ RACK = "topology.dagpilot.io/rack"
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 GPU_PRODUCT = "nvidia.com/gpu.product"
 GPU_TAINT = Taint("nvidia.com/gpu", "present", TaintEffect.NO_SCHEDULE)
-# Memory bandwidth per core of a current two-socket server (8 DDR4-3200 channels per 64 cores).
-MEMORY_BANDWIDTH_PER_CORE = 4_800_000_000
+# JEDEC DDR4-3200: 3,200 MT/s x 8 bytes per transfer = 25.6 GB/s per channel; an AMD EPYC 7003
+# socket has 8 channels (204.8 GB/s). Per core of a 64-core socket, what a source that states
+# no bandwidth gets: a node is taken as its cores' share of such a socket (docs/SIMULATOR.md).
+DDR4_3200_CHANNEL_BYTES_S = 3_200_000_000 * 8
+CHANNELS_PER_SOCKET = 8
+MEMORY_BANDWIDTH_PER_CORE = CHANNELS_PER_SOCKET * DDR4_3200_CHANNEL_BYTES_S // 64  # 3.2 GB/s
 
 # Ceilings every source holds a cluster to: far beyond real machines, low enough that a typo
 # (cpu: 1e300, gpus.count: 10**9) is refused before it allocates, overflows or reaches the native
