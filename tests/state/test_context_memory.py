@@ -94,3 +94,17 @@ def test_equal_finished_sets_keep_a_jobs_progress_and_graphs() -> None:
                  "graph_status"):
         assert np.array_equal(getattr(kept, name), getattr(fresh, name)), name
         assert np.array_equal(getattr(kept, name), getattr(first, name)), name
+
+
+def test_the_node_memory_and_full_passes_give_the_same_node_rows() -> None:
+    # Up to FULL_PASS_NODES a context computes every row at every decision (cheaper there);
+    # beyond, the memory updates the changed rows: the same rows, streaks included.
+    env, view, scheduler = busy_default("builtin:mix:40", 6)
+    full, kept = EncodeContext(), EncodeContext(full_pass_nodes=0)
+    assert len(view.nodes) <= full.full_pass_nodes
+    for _ in range(DECISIONS):
+        assert np.array_equal(full.node_features(view), kept.node_features(view))
+        view, _, done, _ = env.step(scheduler.decide(view))
+        if done:
+            break
+    assert kept._node_memory.row_updates > DECISIONS // 2  # the memory's own path ran

@@ -15,7 +15,7 @@ from tests.state.sim_views import busy_default
 
 def test_kept_rows_equal_normalising_afresh_at_every_decision() -> None:
     env, view, scheduler = busy_default("builtin:mix:30", 2)
-    context, kept = EncodeContext(), NormalisedNodes()
+    context, kept = EncodeContext(), NormalisedNodes(full_rows=0)  # the kept rows, not all
     trained = Normaliser.fresh()
     for decision in range(200):
         raw = observe(view, tuple(view.pending)[:4], context)
