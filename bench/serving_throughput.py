@@ -15,7 +15,10 @@ for it:
 - saturation: `--pods` pods created (4 threads on keep-alive connections) and seen pending
   on the watch, then the scheduler started: it meets a standing backlog, so neither the
   creating client (a 2-core host creates ~100 pods/s, about what kube-scheduler binds) nor
-  its start-up sets the figure; pods/s from its first bind seen on the watch to its last;
+  its start-up sets the figure; pods/s from its first bind seen on the watch to its last,
+  and the CPU milliseconds per pod that span cost each process (/proc, all threads: the
+  dagpilot processes, the kube-scheduler under test, kube-apiserver, etcd and kwok; on a
+  loaded host the figures that move least);
 - latency: the scheduler warmed with two pods, then pods offered at 0.8x kube-scheduler
   alone's saturated rate (measured first, in the same run) for `--window` seconds, from 4
   threads on one schedule; per pod, from the watch's receipt of the pending pod to the
@@ -41,6 +44,7 @@ import json
 import os
 import queue
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -70,6 +74,9 @@ CREATE_THREADS = 4
 OFFERED_FRACTION = 0.8
 WARM_PODS = 2
 SETTLE_S = 30.0  # how long after the last create a pod may still bind
+MEASURED: dict[str, int] = {}  # the processes of the scheduler under test, by role: their CPU
+ONLY: set[str] = set()  # --only: the schedulers measured besides kube-scheduler alone
+PROFILES: list[Path] = []  # --profile DIR: where py-spy writes each dagpilot process's samples
 
 
 class Client:
@@ -223,13 +230,55 @@ def saturation(api: rest.Endpoint, tasks: list[Any], scheduler: str, count: int,
         created = _create(api, ns, pods)
         if not watch.wait_seen(names, 60):
             raise SystemExit(f"{scheduler}: {count} pods not all seen pending in 60 s")
-        with start():
+        with start(), CpuSampler() as cpu:
             watch.wait_bound(names, SETTLE_S + 120 + count / 5)
         binds = sorted(watch.bound[n] for n in names if n in watch.bound)
         elapsed = binds[-1] - binds[0] if len(binds) > 1 else float("nan")
         return {"pods": count, "bound": len(binds), "create_s": round(created, 2),
                 "first_to_last_bind_s": round(elapsed, 2), "rewatches": watch.rewatches,
-                "pods_per_s": round((len(binds) - 1) / elapsed, 1) if len(binds) > 1 else 0.0}
+                "pods_per_s": round((len(binds) - 1) / elapsed, 1) if len(binds) > 1 else 0.0,
+                "cpu_ms_per_pod": cpu.per_pod(binds)}
+
+
+class CpuSampler:
+    """The CPU time (user + system, all threads) of each MEASURED process every 50 ms, so the
+    CPU spent between the first and the last bind is known afterwards: per pod, a figure the
+    host's other load does not inflate the way it does wall time."""
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[float, dict[str, float]]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> CpuSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        tick = os.sysconf("SC_CLK_TCK")
+        while not self._stop.wait(0.05):
+            seconds = {}
+            for role, pid in list(MEASURED.items()):
+                try:
+                    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                seconds[role] = (int(fields[11]) + int(fields[12])) / tick
+            self.samples.append((time.monotonic(), seconds))
+
+    def per_pod(self, binds: list[float]) -> dict[str, float]:
+        if len(binds) < 2:
+            return {}
+        first = min(self.samples, key=lambda sample: abs(sample[0] - binds[0]), default=None)
+        last = min(self.samples, key=lambda sample: abs(sample[0] - binds[-1]), default=None)
+        if first is None or last is None:
+            return {}
+        return {role: round(1000 * (last[1][role] - first[1][role]) / (len(binds) - 1), 2)
+                for role in last[1] if role in first[1]}
 
 
 def _create(api: rest.Endpoint, ns: str, pods: list[dict[str, Any]]) -> float:
@@ -333,10 +382,28 @@ def _started(command: list[str], log: Path, ready: Callable[[], bool]) -> subpro
             child.kill()
             raise SystemExit(f"{command[1:3]} did not start: see {log}")
         time.sleep(0.5)  # polling a process's readiness
+    if PROFILES:
+        _profiled[child.pid] = _sampler(child.pid, PROFILES[0] / f"{log.stem}-{child.pid}.txt")
     return child
 
 
+_profiled: dict[int, subprocess.Popen[bytes]] = {}
+
+
+def _sampler(pid: int, out: Path) -> subprocess.Popen[bytes]:
+    """py-spy attached to `pid`, 100 samples/s of the thread holding the GIL (a Python
+    process's one serial resource), collapsed stacks (flamegraph.pl's input)."""
+    return subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--pid",
+                             str(pid), "--rate", "100", "--format", "raw", "--threads",
+                             "--gil", "-o", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def _stop(child: subprocess.Popen[bytes]) -> None:
+    sampler = _profiled.pop(child.pid, None)
+    if sampler is not None:  # SIGINT: py-spy writes its file and exits
+        sampler.send_signal(signal.SIGINT)
+        sampler.wait(30)
     child.terminate()
     try:
         child.wait(20)
@@ -367,9 +434,19 @@ def extender_server(layout: Layout) -> Iterator[dict[str, Any]]:
                          "--address", "127.0.0.1"],
                         layout.logs / "bench-extender.log", _listening(port))
     try:
-        yield shipped_extender_entry(port, pki)
+        with measured("extender", extender.pid):  # its CPU counts while it serves
+            yield shipped_extender_entry(port, pki)
     finally:
         _stop(extender)
+
+
+@contextmanager
+def measured(role: str, pid: int) -> Iterator[None]:
+    MEASURED[role] = pid
+    try:
+        yield
+    finally:
+        MEASURED.pop(role, None)
 
 
 @contextmanager
@@ -384,7 +461,8 @@ def kube_scheduler(layout: Layout, ports: Ports, profile: str,
     scheduler = process.start(component, layout.logs)
     try:
         process.wait_ready(component, scheduler)
-        yield profile
+        with measured("kube-scheduler", scheduler.pid):
+            yield profile
     finally:
         process.stop([scheduler])
 
@@ -397,7 +475,8 @@ def custom_scheduler(layout: Layout) -> Iterator[str]:
                       "--metrics-address", "127.0.0.1"],
                      layout.logs / "bench-scheduler.log", lambda: True)
     try:
-        yield "dagpilot"  # the warm-up pods (latency) or the first bind (saturation) wait
+        with measured("dagpilot", child.pid):
+            yield "dagpilot"  # the warm-up pods (latency) or the first bind (saturation) wait
     finally:
         _stop(child)
 
@@ -410,6 +489,9 @@ def run(nodes: int, count: int, window_s: float, directory: Path,
     api = components.api_endpoint(layout, state.ports["apiserver"])
     tasks = stream_tasks()
     results: dict[str, Any] = {"nodes": nodes, "schedulers": {}}
+    for name in ("kube-apiserver", "etcd", "kwok"):  # the host's share that every scheduler pays
+        if name in state.components:
+            MEASURED[name] = state.components[name].pid
     try:
         rate = offered_rate  # 0: OFFERED_FRACTION of kube-scheduler alone's saturated rate
         with extender_server(layout) as entry:
@@ -420,6 +502,8 @@ def run(nodes: int, count: int, window_s: float, directory: Path,
                     layout, ports, EXTENDER_PROFILE, entry)),
                 "dagpilot serve scheduler": ("dagpilot", lambda: custom_scheduler(layout))}
             for name, (scheduler, start) in starts.items():
+                if ONLY and name not in ONLY and name != "kube-scheduler":
+                    continue
                 print(f"[{nodes} nodes] {name}: saturation", file=sys.stderr, flush=True)
                 figures = {"saturation": saturation(api, tasks, scheduler, count, start)}
                 if not rate:
@@ -431,6 +515,7 @@ def run(nodes: int, count: int, window_s: float, directory: Path,
                 results["schedulers"][name] = figures
                 print(json.dumps({name: figures}), file=sys.stderr, flush=True)
     finally:
+        MEASURED.clear()
         launcher.down(directory)
         if keep_logs is not None:  # every log, past the sandbox's removal
             keep_logs.mkdir(parents=True, exist_ok=True)
@@ -442,10 +527,10 @@ def run(nodes: int, count: int, window_s: float, directory: Path,
 
 def _ratios(schedulers: dict[str, Any]) -> dict[str, float]:
     alone = schedulers["kube-scheduler"]["saturation"]["pods_per_s"]
-    return {"custom_over_kube": round(
-                schedulers["dagpilot serve scheduler"]["saturation"]["pods_per_s"] / alone, 2),
-            "extender_over_kube": round(
-                schedulers["kube-scheduler + extender"]["saturation"]["pods_per_s"] / alone, 2)}
+    names = {"custom_over_kube": "dagpilot serve scheduler",
+             "extender_over_kube": "kube-scheduler + extender"}
+    return {ratio: round(schedulers[name]["saturation"]["pods_per_s"] / alone, 2)
+            for ratio, name in names.items() if name in schedulers}
 
 
 def main() -> None:
@@ -458,8 +543,19 @@ def main() -> None:
                              "alone's saturated rate); for a host whose client cannot offer that")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--logs", type=Path, help="keep every component's log here")
+    parser.add_argument("--profile", type=Path,
+                        help="py-spy samples of each dagpilot process (scheduler, extender) here")
+    parser.add_argument("--only", default="",
+                        help="'extender' or 'custom' (comma-separated): measure only these "
+                             "beside kube-scheduler alone (a profile, a quick check)")
     args = parser.parse_args()
-    report = {"load_average": os.getloadavg(), "cpus": os.cpu_count(), "runs": []}
+    names = {"extender": "kube-scheduler + extender", "custom": "dagpilot serve scheduler"}
+    ONLY.update(names[name] for name in args.only.split(",") if name)
+    if args.profile:
+        args.profile.mkdir(parents=True, exist_ok=True)
+        PROFILES.append(args.profile)
+    report: dict[str, Any] = {"load_average": os.getloadavg(), "cpus": os.cpu_count(),
+                              "runs": []}
     started = time.monotonic()
     for nodes in (int(n) for n in args.nodes.split(",")):
         with tempfile.TemporaryDirectory(prefix="dagpilot-throughput-") as directory:

@@ -3,11 +3,21 @@ bad fields named."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from dagpilot.core.errors import InvalidInput
 from dagpilot.core.types import TaintEffect
-from dagpilot.live.pods import Amounts, decode_pod, pod_amounts, pod_ref, single_job
+from dagpilot.live.pods import (
+    RUNTIME,
+    Amounts,
+    PodDecoder,
+    decode_pod,
+    pod_amounts,
+    pod_ref,
+    single_job,
+)
 from dagpilot.live.workflows import WorkflowDecoder
 from dagpilot.workloads.argo_manifest import Where
 from tests.live.objects import CREATED_S, pod, workflow
@@ -101,3 +111,31 @@ def test_a_malformed_runtime_annotation_is_named() -> None:
     record = decode_pod(pod("p", annotations={"dagpilot.io/runtime": "soon"}))
     assert record.error is not None
     assert record.error.field == "metadata.annotations.dagpilot.io/runtime"
+
+
+def _generation(raw: dict[str, Any], generation: int) -> dict[str, Any]:
+    raw["metadata"]["generation"] = generation
+    return raw
+
+
+def test_the_watch_decoder_equals_decode_pod_and_reuses_a_generations_task() -> None:
+    decoder = PodDecoder()
+    first = decoder(_generation(pod("p", cpu="2"), 1))
+    bound = _generation(pod("p", cpu="2", node_name="n1", phase="Running", version=2), 1)
+    again = decoder(bound)
+    assert again == decode_pod(bound) and again.node == "n1" and again.phase == "Running"
+    assert again.task is first.task  # the same spec: decoded once
+    resized = decoder(_generation(pod("p", cpu="3", node_name="n1", version=3), 2))
+    assert resized.amounts == Amounts(3000, 256 * 2**20, 0)  # a new generation: read again
+    noted = decoder(_generation(pod("p", cpu="3", annotations={RUNTIME: "90s"}), 2))
+    assert noted.task is not None and noted.task.runtime_s == 90.0  # annotations count too
+
+
+def test_the_watch_decoder_keeps_errors_and_decodes_pods_without_generation_in_full() -> None:
+    decoder = PodDecoder(keep=1)
+    bad = _generation(pod("p", cpu="two"), 1)
+    assert str(decoder(bad).error) == str(decoder(bad).error) == str(decode_pod(bad).error)
+    plain = pod("q", cpu="1")
+    assert decoder(plain).task is not decoder(plain).task  # no generation: no reuse
+    decoder(_generation(pod("r"), 1))  # keep=1: p is forgotten, r kept
+    assert decoder(bad).error is not None

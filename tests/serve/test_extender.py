@@ -60,7 +60,7 @@ def test_filter_answers_only_about_the_nodes_asked() -> None:
 
 def test_prioritize_gives_the_policys_best_node_ten_and_infeasible_ones_zero() -> None:
     served, rank = extender()
-    scores = {entry["Host"]: entry["Score"] for entry in served.prioritize(by_names(ALL))}
+    scores = served.prioritize(by_names(ALL))
     assert list(scores) == ALL
     ranking = rank.last
     assert ranking is not None and ranking.feasible == ("fit-a", "fit-b", "fit-c")
@@ -83,15 +83,26 @@ def test_node_objects_come_back_as_objects_and_unreadable_ones_fail() -> None:
     assert list(result["FailedAndUnresolvableNodes"]) == ["tiny"]
 
 
-def test_prioritize_after_filter_reuses_the_ranking_unless_events_arrived() -> None:
+def test_prioritize_after_filter_reuses_the_ranking_of_its_cycle() -> None:
     served, rank = extender(applied=[0, 0, 3])
     served.filter(by_names(ALL))
     served.prioritize(by_names(ALL))
-    assert rank.calls == 1  # one cycle, one picture
+    assert rank.calls == 1  # one cycle, one picture (events are not even applied)
+    served.prioritize(by_names(ALL))
+    assert rank.calls == 1  # a call of no cycle, with no event since: the same picture
     served.prioritize(by_names(ALL))
     assert rank.calls == 2  # three events arrived: ranked again
     served.prioritize(by_names(ALL, pod(uid="u-2")))
     assert rank.calls == 3  # another pod
+
+
+def test_events_between_filter_and_prioritize_keep_the_cycles_picture() -> None:
+    served, rank = extender(applied=[0, 5, 5])
+    served.filter(by_names(ALL))
+    served.prioritize(by_names(ALL))
+    assert rank.calls == 1  # the last pod's bind arrived meanwhile: still its cycle
+    served.filter(by_names(ALL))
+    assert rank.calls == 2  # a new cycle for the same pod (a retry): the events count
 
 
 def test_a_pod_that_does_not_parse_is_a_clear_error() -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from dagpilot.serve.extender_scores import integer_scores
 
 
@@ -24,3 +26,24 @@ def test_nothing_usable_scores_zero() -> None:
     assert integer_scores({}) == {}
     assert integer_scores({"a": 0.0, "b": math.nan, "c": -1.0}) == {"a": 0, "b": 0, "c": 0}
     assert integer_scores({"a": math.nan, "b": 0.1}) == {"a": 0, "b": 10}
+
+
+def _scalar_rule(probabilities: dict[str, float]) -> dict[str, int]:
+    """The rule node by node, as the module's docstring states it."""
+    usable = {n: p if math.isfinite(p) and p > 0 else 0.0 for n, p in probabilities.items()}
+    best = max(usable.values(), default=0.0)
+    if best == 0:
+        return dict.fromkeys(usable, 0)
+    return {n: 10 if p >= best else min(9, math.floor(10 * p / best)) for n, p in usable.items()}
+
+
+def test_the_array_form_equals_the_rule_node_by_node() -> None:
+    rng = np.random.default_rng(7)
+    specials = [0.0, -0.0, math.inf, -math.inf, math.nan, 1e-300, 5e-324]
+    for size in (1, 2, 3, 10, 1000):
+        for _ in range(30):
+            values = rng.dirichlet(np.ones(size)).tolist()
+            for at in rng.integers(0, size, size // 5).tolist():
+                values[at] = specials[at % len(specials)]
+            probabilities = {f"n{i}": v for i, v in enumerate(values)}
+            assert integer_scores(probabilities) == _scalar_rule(probabilities)

@@ -12,7 +12,7 @@ from dagpilot.serve.extender_wire import (
     error_result,
     filter_result,
     parse_args,
-    priority_list,
+    priority_json,
 )
 from tests.serve.extender_helpers import pod
 
@@ -68,6 +68,9 @@ def test_bad_arguments_name_the_request_and_field(body: bytes, field: str, says:
 
 
 def test_scores_and_errors_have_the_go_field_names() -> None:
-    assert priority_list({"a": 10, "b": 3}) == [{"Host": "a", "Score": 10},
-                                                 {"Host": "b", "Score": 3}]
+    assert json.loads(priority_json({"a": 10, "b": 3})) == [{"Host": "a", "Score": 10},
+                                                             {"Host": "b", "Score": 3}]
+    odd = 'n"\\\u00e9\n'  # a name JSON must escape (never a valid node name; still safe)
+    assert json.loads(priority_json({odd: 0})) == [{"Host": odd, "Score": 0}]
+    assert json.loads(priority_json({})) == []
     assert error_result("bad")["Error"] == "bad"

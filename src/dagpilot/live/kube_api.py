@@ -54,6 +54,7 @@ HTTP_NOT_FOUND = 404
 HTTP_CONFLICT = 409
 NOT_RETRYABLE = frozenset({400, 401, 403, 404, 422})
 PAGE = 500  # objects per list request: bounded responses, as client-go's pager
+CONNECTIONS = 64  # the connection pool's size: every watch and every bind thread at once
 Raw = dict[str, Any]
 
 
@@ -118,6 +119,10 @@ class KubeApi:
                 KeyError) as error:
             raise KubeApiError(str(kubeconfig), f"not a usable kubeconfig: {error}") from None
         configuration.retries = 0  # the watchers retry, with backoff; a call fails fast
+        # one keep-alive connection per thread that may hold one: the client's default
+        # (5 per CPU) is below a 2-CPU scheduler's watches plus bind threads, and each
+        # connection past it is opened, used once and dropped (a TLS handshake per bind)
+        configuration.connection_pool_maxsize = CONNECTIONS
         self.server = str(configuration.host)
         self._client = client.ApiClient(configuration)
         self._core = client.CoreV1Api(self._client)

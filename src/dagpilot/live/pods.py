@@ -45,6 +45,7 @@ EXPECTED_DURATION = "dagpilot.io/expected-duration"
 ARGO_NODE_NAME = "workflows.argoproj.io/node-name"
 TERMINAL = frozenset({"Succeeded", "Failed"})
 NO_DEFAULTS = LoaderSettings(default_cpu=0.0, default_memory=0)
+SPECS_KEPT = 65_536  # pods whose decoded spec a watch keeps (PodDecoder)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +93,40 @@ class PodRecord:
 
 
 def decode_pod(pod: dict[str, Any]) -> PodRecord:
+    record, spec, annotations = _record(pod)
+    return _with_task(record, _task(record, spec, annotations))
+
+
+class PodDecoder:
+    """`decode_pod` for a watch, which sees each pod several times (created, bound, running,
+    ended) with the same spec: the task and requests of a pod are kept by (uid, generation,
+    runtime annotations) and reused, so a later event costs only the record's own fields. The
+    API server bumps a pod's `metadata.generation` on every change of its spec (a resize, a
+    toleration added; Kubernetes 1.35, PodObservedGenerationTracking); a pod without one is
+    decoded in full every time. The newest `keep` pods are kept."""
+
+    def __init__(self, keep: int = SPECS_KEPT) -> None:
+        self._keep = keep
+        self._known: dict[tuple[str, int, str | None, str | None], _Decoded] = {}
+
+    def __call__(self, pod: dict[str, Any]) -> PodRecord:
+        record, spec, annotations = _record(pod)
+        key = _spec_key(record, part(pod, "metadata"), annotations)
+        decoded = self._known.get(key) if key is not None else None
+        if decoded is None:
+            decoded = _task(record, spec, annotations)
+            if key is not None:
+                if len(self._known) >= self._keep:
+                    del self._known[next(iter(self._known))]
+                self._known[key] = decoded
+        return _with_task(record, decoded)
+
+
+_Decoded = tuple[Amounts, Task] | InvalidInput
+
+
+def _record(pod: dict[str, Any]) -> tuple[PodRecord, dict[str, Any], Any]:
+    """The record's own fields (no requests, no task yet), the spec and the annotations."""
     metadata = part(pod, "metadata")
     namespace, name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
     spec = part(pod, "spec")
@@ -110,13 +145,36 @@ def decode_pod(pod: dict[str, Any]) -> PodRecord:
         resource_version=str(metadata.get("resourceVersion", "")),
         deleting=metadata.get("deletionTimestamp") is not None,
         gated=bool(spec.get("schedulingGates")))
+    return record, spec, annotations
+
+
+def _task(record: PodRecord, spec: dict[str, Any], annotations: Any) -> _Decoded:
     where = Where(SOURCE, f"pod {record.key}")
     try:
         amounts = pod_amounts(spec, where)
-        task = _single_task(record, spec, annotations, amounts, where)
+        return amounts, _single_task(record, spec, annotations, amounts, where)
     except InvalidInput as error:
-        return dataclasses.replace(record, error=error)
+        return error
+
+
+def _with_task(record: PodRecord, decoded: _Decoded) -> PodRecord:
+    if isinstance(decoded, InvalidInput):
+        return dataclasses.replace(record, error=decoded)
+    amounts, task = decoded
     return dataclasses.replace(record, amounts=amounts, task=task)
+
+
+def _spec_key(record: PodRecord, metadata: dict[str, Any], annotations: Any
+              ) -> tuple[str, int, str | None, str | None] | None:
+    """What the task of a pod depends on besides its uid's spec; None: not to be cached."""
+    generation = metadata.get("generation")
+    if type(generation) is not int or generation < 1 or "uid" not in metadata:
+        return None
+    notes = annotations if isinstance(annotations, dict) else {}
+    runtime, expected = notes.get(RUNTIME), notes.get(EXPECTED_DURATION)
+    if not all(value is None or type(value) is str for value in (runtime, expected)):
+        return None
+    return record.uid, generation, runtime, expected
 
 
 def pod_amounts(spec: dict[str, Any], where: Where) -> Amounts:

@@ -46,7 +46,7 @@ from dagpilot.live.errors import KubeApiError
 from dagpilot.live.kube_api import KubeApi, Resource, Selectors, Timeouts, retryable
 from dagpilot.live.node_table import LiveNode, NodeTable
 from dagpilot.live.nodes import NodeRecord, decode_node
-from dagpilot.live.pods import Amounts, PodRecord, decode_pod, pod_ref, single_job
+from dagpilot.live.pods import Amounts, PodDecoder, PodRecord, pod_ref, single_job
 from dagpilot.live.prometheus import MEASURED, Prometheus, Reading, SignalSample
 from dagpilot.live.signal_poller import SignalPoller
 from dagpilot.live.watcher import Change, Relist, Watcher
@@ -125,7 +125,7 @@ class LiveView:
         scoped = Selectors(fields=f"metadata.namespace={namespace}" if namespace else "")
         view.watchers = [
             Watcher(view.api, Resource.NODES, decode_node, view.feed, selectors=nodes),
-            Watcher(view.api, Resource.PODS, decode_pod, view.feed, selectors=scoped),
+            Watcher(view.api, Resource.PODS, PodDecoder(), view.feed, selectors=scoped),
             Watcher(view.api, Resource.WORKFLOWS, WorkflowDecoder(), view.feed, absent_ok=True,
                     selectors=scoped)]
         return view

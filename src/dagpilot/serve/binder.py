@@ -33,6 +33,9 @@ from dagpilot.serve.explanation import DECISION_ANNOTATION
 log = logging.getLogger(__name__)
 
 BOUND, GONE, CONFLICT, REFUSED, RETRY = "bound", "gone", "conflict", "refused", "retry"
+# binds in flight at once: a bind waits tens of ms on a busy API server (etcd's write), and
+# kube-scheduler binds each pod in its own goroutine; 4 capped a backlog at 4 / bind time
+BIND_WORKERS = 16
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,8 @@ def classify(error: KubeApiError) -> str:
 
 
 class Binder:
-    def __init__(self, api: KubeApi, *, workers: int = 4, scheduler_name: str = COMPONENT,
+    def __init__(self, api: KubeApi, *, workers: int = BIND_WORKERS,
+                 scheduler_name: str = COMPONENT,
                  wakeup: threading.Event | None = None,
                  on_event_dropped: Callable[[], None] | None = None) -> None:
         self.api = api

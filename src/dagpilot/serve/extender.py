@@ -11,7 +11,10 @@
   fails as resolvable. Node objects (a scheduler without nodeCacheCapable) must read as a
   NodeSpec (live/inventory.py), else that node fails with the reason.
 - One scheduling cycle, one picture: kube-scheduler calls prioritize right after filter for
-  the same pod; when no event arrived in between, the filter's ranking is reused.
+  the same pod, in one cycle on one snapshot of its own; the filter's ranking answers it, even
+  when events arrived in between (in a backlog one always has: the last pod's bind), as the
+  cycle's snapshot would. Any other call applies the events first and ranks again unless
+  none arrived since the same pod's last ranking.
 - One request at a time (a lock): the view is fed by one thread and the network is not
   re-entrant; kube-scheduler's cycle is serial anyway.
 """
@@ -26,18 +29,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from dagpilot.core.errors import InvalidInput
 from dagpilot.core.status import Code, Status
 from dagpilot.core.view import ClusterView, PodRef
 from dagpilot.decide.ranking import Ranking
 from dagpilot.live.inventory import node_spec
 from dagpilot.live.pods import decode_pod, pod_ref
-from dagpilot.serve.extender_scores import integer_scores
+from dagpilot.serve.extender_scores import integer_score_array
 from dagpilot.serve.extender_wire import (
     ExtenderArgs,
     filter_result,
     parse_args,
-    priority_list,
 )
 
 log = logging.getLogger(__name__)
@@ -75,6 +79,7 @@ class Extender:
         self._lock = threading.Lock()
         self._uids = itertools.count(_FIRST_REQUEST_UID)
         self._last: tuple[tuple[str, str], Ranking] | None = None
+        self._filtered: tuple[str, str] | None = None  # the pod the last call filtered
         self.answers: deque[Answer] = deque(maxlen=ANSWERS_KEPT)
         self.calls: Counter[str] = Counter()
 
@@ -82,7 +87,7 @@ class Extender:
         """The ExtenderFilterResult for a filter call's body; InvalidInput when it is bad."""
         args = parse_args(body, "filter")
         with self._lock:
-            ranking, key = self._ranking(args)
+            ranking, key = self._ranking(args, "filter")
             feasible = set(ranking.feasible)
             reasons = dict(ranking.rejected)
             passing: list[str] = []
@@ -103,29 +108,34 @@ class Extender:
             self.answers.append(Answer("filter", key, tuple(passing)))
         return filter_result(args, passing, failed, unresolvable)
 
-    def prioritize(self, body: bytes) -> list[dict[str, Any]]:
-        """The HostPriorityList for a prioritize call's body: 0 for a node that is not
+    def prioritize(self, body: bytes) -> dict[str, int]:
+        """The HostPriorityList for a prioritize call's body, as {Host: Score} in the
+        request's order (extender_wire.priority_json writes it): 0 for a node that is not
         feasible (or unknown); InvalidInput when the body is bad."""
         args = parse_args(body, "prioritize")
         with self._lock:
-            ranking, key = self._ranking(args)
+            ranking, key = self._ranking(args, "prioritize")
             probability = dict(zip(ranking.feasible, ranking.scores, strict=True))
-            requested = dict.fromkeys(name for name, unreadable in _requested(args)
-                                      if unreadable is None)
-            scores = integer_scores({name: probability.get(name, 0.0) for name in requested})
-            for name, _ in _requested(args):
-                scores.setdefault(name, 0)
+            requested = _requested(args)
+            readable = [name for name, unreadable in requested if unreadable is None]
+            scores = dict(zip(readable, integer_score_array(np.fromiter(
+                (probability.get(name, 0.0) for name in readable), dtype=np.float64,
+                count=len(readable))).tolist(), strict=True))
+            if len(readable) < len(requested):
+                scores = {name: scores.get(name, 0) for name, _ in requested}
             self.calls["prioritize"] += 1
             self.answers.append(Answer("prioritize", key, scores=tuple(scores.items())))
-        return priority_list(scores)
+        return scores
 
-    def _ranking(self, args: ExtenderArgs) -> tuple[Ranking, str]:
+    def _ranking(self, args: ExtenderArgs, verb: str) -> tuple[Ranking, str]:
         metadata = args.pod["metadata"]
         key = f"{metadata.get('namespace', '')}/{metadata['name']}"
         version = (str(metadata.get("uid", "")), str(metadata.get("resourceVersion", "")))
-        applied = self._refresh()
-        if applied == 0 and self._last is not None and self._last[0] == version \
-                and version != ("", ""):
+        known = version != ("", "") and self._last is not None and self._last[0] == version
+        same_cycle = known and verb == "prioritize" and self._filtered == version
+        self._filtered = version if verb == "filter" else None
+        if same_cycle or (self._refresh() == 0 and known):
+            assert self._last is not None
             return self._last[1], key
         ranking = self._rank(self.view, self._pod(args, key))
         self._last = (version, ranking)
@@ -148,6 +158,8 @@ class Extender:
 
 def _requested(args: ExtenderArgs) -> list[tuple[str, str | None]]:
     """The request's nodes, each once, with why its Node object cannot be read (or None)."""
+    if args.node_objects is None:  # names only (nodeCacheCapable): nothing to read
+        return list(dict.fromkeys(args.node_names).items())
     seen: dict[str, str | None] = {}
     objects = args.node_objects or ()
     for index, name in enumerate(args.node_names):

@@ -16,7 +16,7 @@ from typing import Any
 from dagpilot.core.endpoints import Endpoint
 from dagpilot.core.errors import InvalidInput
 from dagpilot.serve.extender import Extender
-from dagpilot.serve.extender_wire import error_result
+from dagpilot.serve.extender_wire import error_result, priority_json
 from dagpilot.serve.https_server import Reply, Request, Route
 from dagpilot.serve.tls import AllowList
 
@@ -46,10 +46,12 @@ ENDPOINTS = (
 
 
 def routes(extender: Extender, schedulers: AllowList) -> list[Route]:
-    def answered(verb: Callable[[bytes], Any]) -> Callable[[Request], Reply]:
+    def answered(verb: Callable[[bytes], Any],
+                 encode: Callable[[Any], bytes] = lambda document: json.dumps(
+                     document).encode()) -> Callable[[Request], Reply]:
         def handle(request: Request) -> Reply:
             try:
-                return Reply(200, json.dumps(verb(request.body)).encode())
+                return Reply(200, encode(verb(request.body)))
             except InvalidInput as error:
                 extender.calls["bad_request"] += 1
                 return Reply.json(400, error_result(str(error)))
@@ -66,6 +68,7 @@ def routes(extender: Extender, schedulers: AllowList) -> list[Route]:
 
     return [Route("POST", FILTER_PATH, answered(extender.filter), schedulers, MAX_ARGS_BYTES,
                   too_large),
-            Route("POST", PRIORITIZE_PATH, answered(extender.prioritize), schedulers,
+            Route("POST", PRIORITIZE_PATH, answered(extender.prioritize, priority_json),
+                  schedulers,
                   MAX_ARGS_BYTES, too_large),
             Route("GET", HEALTH_PATH, health, None)]

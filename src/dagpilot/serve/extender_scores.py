@@ -9,19 +9,30 @@ plugins only break ties among equally good ones.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
+
+import numpy as np
+import numpy.typing as npt
 
 from dagpilot.serve.extender_wire import MAX_EXTENDER_PRIORITY
 
 
 def integer_scores(probabilities: Mapping[str, float]) -> dict[str, int]:
     """Each node's score, in the mapping's order; an empty mapping gives an empty one."""
-    usable = {node: p if math.isfinite(p) and p > 0 else 0.0
-              for node, p in probabilities.items()}
-    best = max(usable.values(), default=0.0)
+    values = np.fromiter(probabilities.values(), dtype=np.float64, count=len(probabilities))
+    return dict(zip(probabilities, integer_score_array(values).tolist(), strict=True))
+
+
+def integer_score_array(probabilities: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
+    """`integer_scores` of an array: 10 for the largest positive finite values, else
+    floor(10 x p / p_max), at most 9; 0 for a value that is not positive and finite, and for
+    every value when none is."""
+    usable = np.where(np.isfinite(probabilities) & (probabilities > 0), probabilities, 0.0)
+    best = usable.max(initial=0.0)
     if best == 0:
-        return dict.fromkeys(usable, 0)
+        return np.zeros(len(usable), dtype=np.int64)
     top = MAX_EXTENDER_PRIORITY
-    return {node: top if p >= best else min(top - 1, math.floor(top * p / best))
-            for node, p in usable.items()}
+    scores: npt.NDArray[np.int64] = np.minimum(top - 1, np.floor(top * usable / best)
+                                               ).astype(np.int64)
+    scores[usable >= best] = top
+    return scores

@@ -14,6 +14,7 @@ an InvalidInput naming the request, the record and the field.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -121,5 +122,26 @@ def error_result(message: str) -> dict[str, Any]:
             "FailedAndUnresolvableNodes": {}, "Error": message}
 
 
-def priority_list(scores: Mapping[str, int]) -> list[dict[str, Any]]:
-    return [{"Host": host, "Score": score} for host, score in scores.items()]
+def priority_json(scores: Mapping[str, int]) -> bytes:
+    """The HostPriorityList of {Host: Score}, [{"Host": name, "Score": n}, ...], written
+    directly: at 1,000 nodes building 1,000 dicts and encoding them cost four times as much
+    (a node's quoted name is kept: names repeat at every call)."""
+    quoted = _quoted
+    entries = []
+    for host, score in scores.items():
+        name = quoted.get(host)
+        if name is None:
+            name = _quote(host)
+        entries.append(f'{{"Host":{name},"Score":{int(score)}}}')
+    return f"[{','.join(entries)}]".encode()
+
+
+_quoted: dict[str, str] = {}
+_QUOTED_KEPT = 100_000
+
+
+def _quote(host: str) -> str:
+    if len(_quoted) >= _QUOTED_KEPT:
+        _quoted.clear()
+    name = _quoted[host] = json.dumps(host)
+    return name

@@ -173,8 +173,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse_early(Reply.json(404, {"error": f"no {method} {self.path[:100]} "
                                                 "here"}))
             return
-        certificate = self.connection.getpeercert()
-        subject = subject_of(certificate or {})
+        subject = self._subject()
         if route.allowed is not None and not route.allowed.allows(subject):
             self.server.count(self.server.forbidden, str(subject))
             self._refuse_early(Reply.json(403, {"error": f"client certificate {subject} "
@@ -189,6 +188,15 @@ class _Handler(BaseHTTPRequestHandler):
             log.exception("%s %s failed", method, route.path)
             reply = Reply.json(500, {"error": "internal error (logged)"})
         self._reply(reply)
+
+    def _subject(self) -> Subject:
+        """The client certificate's subject, read once per connection: it cannot change on
+        a connection (tls.server_context refuses renegotiation), and a keep-alive client such as
+        kube-scheduler sends thousands of requests on one."""
+        subject: Subject | None = getattr(self, "_peer", None)
+        if subject is None:
+            subject = self._peer = subject_of(self.connection.getpeercert() or {})
+        return subject
 
     def _body(self, route: Route) -> bytes | None:
         """The body, or None when the request was answered already."""

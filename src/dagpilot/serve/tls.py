@@ -70,6 +70,9 @@ def server_context(cert: Path, key: Path, client_ca: Path) -> ssl.SSLContext:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     context.verify_mode = ssl.CERT_REQUIRED
+    # no TLS 1.2 renegotiation: a connection's client certificate is the one of its handshake
+    # (the server reads the subject once per connection)
+    context.options |= ssl.OP_NO_RENEGOTIATION
     _load(context, cert, key, client_ca)
     return context
 
