@@ -79,6 +79,14 @@ class Observed:
 
 
 @dataclass(frozen=True)
+class Ready:
+    """A view ready for the network: its candidates and observation, and the input."""
+
+    observed: Observed
+    policy_input: PolicyInput
+
+
+@dataclass(frozen=True)
 class Decision:
     """What `act` chose, and what training keeps of it (nothing when no pair was feasible)."""
 
@@ -135,26 +143,47 @@ class Agent:
             value: bool = True) -> Decision:
         """The decision on `view`; `value=False` skips the critic (its estimate is NaN then),
         which only training reads."""
-        observed = self.observe(view)
-        if observed is None:
+        ready = self.ready(view)
+        if ready is None:
             return Decision(None)
-        policy_input = self._policy_input(observed)
         with torch.inference_mode():
-            batch = collate([policy_input])
+            batch = collate([ready.policy_input])
             if value:
                 output = self.model(batch)
-                logits, estimate = output.logits, float(output.values[0])
+                logits, estimate = output.logits[0], float(output.values[0])
             else:
-                logits, estimate = self.model.logits(batch), math.nan
-            log_p = log_probs(logits)[0]
-            chosen = _pick(logits, greedy, generator)
-        candidate, node = divmod(chosen, policy_input.shape[1])
+                logits, estimate = self.model.logits(batch)[0], math.nan
+            return self.choose(view, ready, logits, estimate, greedy=greedy,
+                               generator=generator)
+
+    def ready(self, view: ClusterView) -> Ready | None:
+        """The first half of `act`: the network's input for `view`; None when no pending pod
+        fits anywhere. Lock-step rollouts (`train.lockstep`) batch several episodes' inputs
+        into one network call, then `choose` for each."""
+        observed = self.observe(view)
+        if observed is None:
+            return None
+        return Ready(observed, self._policy_input(observed))
+
+    def choose(self, view: ClusterView, ready: Ready, logits: torch.Tensor, estimate: float,
+               *, greedy: bool, generator: torch.Generator | None = None) -> Decision:
+        """The second half of `act`: the choice from the network's logits for `ready`, one
+        row of a batch (its first C x N entries are this input's grid: padded candidates
+        come after them), and the critic's `estimate`. Call under `torch.inference_mode`."""
+        policy_input = ready.policy_input
+        candidates, nodes = policy_input.shape
+        if logits.shape[-1] != candidates * nodes:
+            logits = logits[:candidates * nodes]
+        logits = logits.unsqueeze(0)
+        log_p = log_probs(logits)[0]
+        chosen = _pick(logits, greedy, generator)
+        candidate, node = divmod(chosen, nodes)
         row = log_p.view(policy_input.shape)[candidate]
         marginal = np.float32(torch.logsumexp(row, 0))  # log P(this pod)
-        placement = self._decoder.placement(view, observed.candidates, candidate, node,
+        placement = self._decoder.placement(view, ready.observed.candidates, candidate, node,
                                             row.numpy() - marginal, explain=self.explain)
-        return Decision(placement, policy_input, observed.raw, chosen, float(log_p[chosen]),
-                        estimate)
+        return Decision(placement, policy_input, ready.observed.raw, chosen,
+                        float(log_p[chosen]), estimate)
 
     def rank(self, view: ClusterView, pod: PodRef) -> Ranking:
         """`pod` alone (pending or not): the nodes where it may go, with the policy's

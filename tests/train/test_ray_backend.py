@@ -24,7 +24,8 @@ HAVE_RAY = importlib.util.find_spec("ray") is not None
 
 @pytest.mark.skipif(not HAVE_RAY, reason="ray is not installed (the optional `ray` extra: "
                     "pip install 'dagpilot[ray]')")
-def test_ray_actors_return_the_local_episodes_in_task_order() -> None:
+@pytest.mark.parametrize("lanes", [1, 2])
+def test_ray_actors_return_the_local_episodes_in_task_order(lanes: int) -> None:
     import ray
 
     cluster = load_cluster("builtin:small")
@@ -33,12 +34,12 @@ def test_ray_actors_return_the_local_episodes_in_task_order() -> None:
     snapshot = PolicySnapshot.of(
         PolicyNet.create(PolicyConfig(d_model=16, heads=2, layers=1, feedforward=32,
                                       pair_rank=8), 0), Normaliser.fresh())
-    local = LocalRollouts(cluster, settings()).collect(snapshot, tasks)
+    local = LocalRollouts(cluster, settings()).collect(snapshot, tasks, lanes=lanes)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         backend = RayRollouts(cluster, settings(), workers=2)
         seen: list[int] = []
-        remote = backend.collect(snapshot, tasks, lambda done, _: seen.append(done))
+        remote = backend.collect(snapshot, tasks, lambda done, _: seen.append(done), lanes)
         backend.close()
     finally:
         ray.shutdown()

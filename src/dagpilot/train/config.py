@@ -83,6 +83,10 @@ class TrainConfig:
     # torch's intra-op threads in the training process (a process-wide setting): one is the
     # fastest for this network's small matrices, and leaves the other cores to rollouts
     torch_threads: int = 1
+    # PPO episodes advanced together, their decisions batched into one network call per round
+    # (train.lockstep; each run of this many consecutive tasks is a group): 1 runs them one by
+    # one; the same value gives the same episodes on every backend
+    rollout_lanes: int = 8
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     ppo: PPOSettings = field(default_factory=PPOSettings)
     bc: BCSettings = field(default_factory=BCSettings)
@@ -92,6 +96,8 @@ class TrainConfig:
         if self.iterations < 0 or self.bc_iterations < 0:
             raise SpecError(f"{self.iterations}/{self.bc_iterations}",
                             "iterations and bc-iterations cannot be negative")
+        if self.rollout_lanes < 1:
+            raise SpecError(str(self.rollout_lanes), "rollouts need at least one lane")
         if self.replays < 1 or self.episodes_per_iteration < 1:
             raise SpecError(str(self.replays), "episodes and replays must be at least 1")
         if self.episodes_per_iteration % self.replays:

@@ -211,7 +211,8 @@ class _Run:
             tasks = self._ppo_tasks(stage, iteration)
             begun = time.perf_counter()
             episodes = rollouts.collect(PolicySnapshot.of(self.model, self.normaliser), tasks,
-                                        self._episode_progress(iteration))
+                                        self._episode_progress(iteration),
+                                        lanes=self.config.rollout_lanes)
             rollout_s = time.perf_counter() - begun
             stats = ppo.update(_steps(episodes, self.config), self.generator)
             for episode in episodes:

@@ -1,12 +1,12 @@
 """Rollouts as Ray actors: `--backend ray --workers N`.
 
-Each actor holds a simulator for the training cluster and runs one episode at a time with the
-snapshot of the policy it is sent (weights and normaliser go to the object store once per
-iteration). Episodes are handed out as actors become free and come back in task order; every
-episode depends only on its task's seeds and the snapshot, so the results equal the local
-backend's, bit for bit. Without an address Ray starts on this machine with N CPUs; with
-`address="auto"` (or `ray://HOST:10001`) the same code runs on a Ray cluster, whose nodes need
-dagpilot installed.
+Each actor holds a simulator for the training cluster and runs one lock-step group of episodes
+at a time (`train.lockstep`; one episode with one lane) with the snapshot of the policy it is
+sent (weights and normaliser go to the object store once per iteration). Groups are handed out
+as actors become free and come back in task order; every group depends only on its tasks and
+the snapshot, and the groups are the local backend's, so the results equal its, bit for bit.
+Without an address Ray starts on this machine with N CPUs; with `address="auto"` (or
+`ray://HOST:10001`) the same code runs on a Ray cluster, whose nodes need dagpilot installed.
 
 `ray` is imported here only, and only when this backend is built: it is the optional `ray`
 extra.
@@ -22,7 +22,7 @@ from dagpilot.core.config import SimSettings
 from dagpilot.core.errors import DagpilotError
 from dagpilot.core.types import Cluster
 from dagpilot.policy.process import set_torch_threads
-from dagpilot.train.rollout import Episode, LocalRollouts, Progress
+from dagpilot.train.rollout import Episode, LocalRollouts, Progress, groups
 from dagpilot.train.scenarios import EpisodeTask
 from dagpilot.train.snapshot import PolicySnapshot
 
@@ -43,14 +43,14 @@ def import_ray() -> Any:
 
 
 class RolloutWorker:
-    """What each Ray actor runs: the local backend, one episode per call."""
+    """What each Ray actor runs: the local backend, one lock-step group per call."""
 
     def __init__(self, cluster: Cluster, settings: SimSettings, torch_threads: int) -> None:
         set_torch_threads(torch_threads)  # this actor's process: one CPU each
         self.local = LocalRollouts(cluster, settings)
 
-    def run(self, snapshot: PolicySnapshot, task: EpisodeTask) -> Episode:
-        return self.local.collect(snapshot, [task])[0]
+    def run(self, snapshot: PolicySnapshot, group: Sequence[EpisodeTask]) -> list[Episode]:
+        return self.local.collect(snapshot, group, lanes=len(group))
 
 
 class RayRollouts:
@@ -70,11 +70,14 @@ class RayRollouts:
         log.info("ray backend: %d rollout actors", workers)
 
     def collect(self, snapshot: PolicySnapshot, tasks: Sequence[EpisodeTask],
-                progress: Progress | None = None) -> list[Episode]:
+                progress: Progress | None = None, lanes: int = 1) -> list[Episode]:
+        if lanes < 1:
+            raise ValueError("rollouts need at least one lane")
         ray = self._ray
         shared = ray.put(snapshot)
-        results: list[Episode | None] = [None] * len(tasks)
-        queue = list(enumerate(tasks))[::-1]
+        work = groups(tasks, lanes)
+        results: list[list[Episode] | None] = [None] * len(work)
+        queue = list(enumerate(work))[::-1]
         running: dict[Any, tuple[int, Any]] = {}
         for actor in self._actors:
             if queue:
@@ -84,18 +87,19 @@ class RayRollouts:
             ready, _ = ray.wait(list(running), num_returns=1)
             index, actor = running.pop(ready[0])
             results[index] = ray.get(ready[0])
-            finished += 1
-            if progress is not None:
-                progress(finished, len(tasks))
+            for _ in work[index]:
+                finished += 1
+                if progress is not None:
+                    progress(finished, len(tasks))
             if queue:
                 self._submit(actor, shared, queue.pop(), running)
-        return [episode for episode in results if episode is not None]
+        return [episode for group in results if group is not None for episode in group]
 
     @staticmethod
-    def _submit(actor: Any, shared: Any, item: tuple[int, EpisodeTask],
+    def _submit(actor: Any, shared: Any, item: tuple[int, Sequence[EpisodeTask]],
                 running: dict[Any, tuple[int, Any]]) -> None:
-        index, task = item
-        running[actor.run.remote(shared, task)] = (index, actor)
+        index, group = item
+        running[actor.run.remote(shared, list(group))] = (index, actor)
 
     def close(self) -> None:
         """Stop the actors, and Ray itself when this backend started it."""

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from dagpilot.agent import NAME, Agent
+from dagpilot.agent import NAME, Agent, Decision
 from dagpilot.core.config import SimSettings
 from dagpilot.core.types import Cluster
 from dagpilot.policy import PolicyInput
@@ -39,12 +39,13 @@ class EpisodeSummary:
     oom_kills: int
     env_steps: int  # every environment step, forced waits included
     wall_s: float
+    events: int = 0  # the simulator's events
 
     @classmethod
     def of(cls, record: RunRecord, env_steps: int, wall_s: float) -> EpisodeSummary:
         jcts = [job.finish_s - job.arrival_s for job in record.jobs if job.finish_s is not None]
         return cls(len(record.jobs), len(jcts), float(np.mean(jcts)) if jcts else float("nan"),
-                   record.oom_kills, env_steps, wall_s)
+                   record.oom_kills, env_steps, wall_s, record.events)
 
 
 @dataclass
@@ -86,27 +87,41 @@ def run_episode(agent: Agent, cluster: Cluster, settings: SimSettings, task: Epi
         now = view.now_s
         view, reward, done, _ = env.step(decision.placement)
         steps += 1
-        if decision.policy_input is None:
-            if episode.rewards:
-                episode.rewards[-1] += reward
-            continue
-        if statistics and decision.raw is not None:
-            episode.statistics = episode.statistics.update(decision.raw)
-        episode.inputs.append(decision.policy_input.stripped())
-        episode.actions.append(decision.action)
-        episode.log_probs.append(decision.log_prob)
-        episode.values.append(decision.value)
-        episode.rewards.append(reward)
-        episode.times.append(now)
+        record_step(episode, decision, now, reward, statistics=statistics)
     episode.summary = EpisodeSummary.of(env.close(), steps, time.perf_counter() - started)
     return episode
 
 
+def record_step(episode: Episode, decision: Decision, now: float, reward: float, *,
+                statistics: bool) -> None:
+    """One environment step into the episode: a step of its own when a pair was feasible,
+    else its reward added to the previous step's."""
+    if decision.policy_input is None:
+        if episode.rewards:
+            episode.rewards[-1] += reward
+        return
+    if statistics and decision.raw is not None:
+        episode.statistics = episode.statistics.update(decision.raw)
+    episode.inputs.append(decision.policy_input.stripped())
+    episode.actions.append(decision.action)
+    episode.log_probs.append(decision.log_prob)
+    episode.values.append(decision.value)
+    episode.rewards.append(reward)
+    episode.times.append(now)
+
+
+def groups(tasks: Sequence[EpisodeTask], lanes: int) -> list[Sequence[EpisodeTask]]:
+    """The lock-step groups of `tasks`: runs of `lanes` consecutive tasks, the last shorter."""
+    return [tasks[start:start + lanes] for start in range(0, len(tasks), lanes)]
+
+
 class RolloutBackend(Protocol):
-    """Runs episodes with a snapshot of the policy; results in task order."""
+    """Runs episodes with a snapshot of the policy; results in task order. With `lanes`
+    above 1, each run of `lanes` consecutive tasks is one lock-step group (`train.lockstep`):
+    the same groups whichever backend, so the same episodes."""
 
     def collect(self, snapshot: PolicySnapshot, tasks: Sequence[EpisodeTask],
-                progress: Progress | None = None) -> list[Episode]: ...
+                progress: Progress | None = None, lanes: int = 1) -> list[Episode]: ...
 
     def close(self) -> None: ...
 
@@ -119,13 +134,19 @@ class LocalRollouts:
         self.settings = settings
 
     def collect(self, snapshot: PolicySnapshot, tasks: Sequence[EpisodeTask],
-                progress: Progress | None = None) -> list[Episode]:
-        agent = snapshot.agent()
-        episodes = []
-        for task in tasks:
-            episodes.append(run_episode(agent, self.cluster, self.settings, task))
+                progress: Progress | None = None, lanes: int = 1) -> list[Episode]:
+        from dagpilot.train.lockstep import run_group  # noqa: PLC0415  (it imports this module)
+
+        if lanes < 1:
+            raise ValueError("rollouts need at least one lane")
+        model, agents = snapshot.agents(min(lanes, len(tasks)) or 1)
+        episodes: list[Episode] = []
+        for group in groups(tasks, lanes):
+            episodes += run_group(model, agents[:len(group)], self.cluster, self.settings,
+                                  group)
             if progress is not None:
-                progress(len(episodes), len(tasks))
+                for done in range(len(episodes) - len(group) + 1, len(episodes) + 1):
+                    progress(done, len(tasks))
         return episodes
 
     def close(self) -> None:

@@ -29,3 +29,9 @@ class PolicySnapshot:
         """A sampling agent (no explanations: training never reads them)."""
         return Agent(PolicyNet.from_state(self.config, self.state_dict), self.normaliser,
                      explain=False)
+
+    def agents(self, count: int) -> tuple[PolicyNet, list[Agent]]:
+        """One network and `count` sampling agents over it, each with its own memories (the
+        lanes of lock-step rollouts)."""
+        model = PolicyNet.from_state(self.config, self.state_dict)
+        return model, [Agent(model, self.normaliser, explain=False) for _ in range(count)]

@@ -1,0 +1,152 @@
+"""Training throughput: environment steps, decisions and simulator events per second of PPO
+rollouts, one episode at a time against lock-step groups, in the same run.
+
+    taskset -c 0 nice -n 5 .venv/bin/python bench/training_throughput.py [--quick] [--lanes 8]
+
+The episodes are the PPO phase's loaded ones (`train.scenarios.loaded_episode_tasks`, phase
+"ppo", iteration 0): the pool `builtin:mix:60` (loader seed 1, as the shipped model's run)
+arriving for `--horizon-h` hours at load 0.8 on `builtin:default`, `--episodes` arrival
+sequences replayed 4 times each, so 4 x episodes tasks. The policy is the registry's current
+model (`--models`, default `models`) with its normaliser, else a freshly initialised network;
+it samples, with the critic, as `LocalRollouts.collect` runs it. Each mode collects every
+task (`lanes=1`: `run_episode` per task, the path before; `lanes=N`: groups of N tasks in
+lock-step), in alternating order over `--rounds` rounds; the figures are per second of the
+process's CPU time (one torch thread, one core: what other processes take from a shared core
+does not count) and of wall time, and the ratio of the lock-step mode to one lane. The two
+modes' episodes are compared step by step: how many steps chose the same action until the
+episodes part, and the largest difference of the log-probabilities while they agree
+(rounding: docs/TRAINING.md, "Lock-step rollouts"). Results go to
+bench/out/training_throughput.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from dagpilot.clusters import load_cluster
+from dagpilot.core.config import LoaderSettings, SimSettings
+from dagpilot.policy import PolicyConfig, PolicyNet
+from dagpilot.policy.process import set_torch_threads
+from dagpilot.registry import load_current, read_current
+from dagpilot.state import FEATURE_SCHEMA_VERSION, Normaliser
+from dagpilot.train.rollout import Episode, LocalRollouts
+from dagpilot.train.scenarios import EpisodeTask, loaded_episode_tasks
+from dagpilot.train.snapshot import PolicySnapshot
+from dagpilot.workloads import load
+
+OUT = Path(__file__).resolve().parent / "out"
+POOL, LOADER_SEED, CLUSTER, LOAD, REPLAYS, SEED = "builtin:mix:60", 1, "builtin:default", 0.8, 4, 0
+
+
+def snapshot(models: Path) -> tuple[PolicySnapshot, str]:
+    if read_current(models) is not None:
+        loaded = load_current(models, FEATURE_SCHEMA_VERSION)
+        policy = PolicyConfig.from_dict(dict(loaded.config["policy"]))
+        model = PolicyNet.from_state(policy, loaded.state_dict)
+        normaliser = Normaliser.from_json(json.dumps(_plain(loaded.normaliser)))
+        return PolicySnapshot.of(model, normaliser), f"registry {models}: {read_current(models)}"
+    return (PolicySnapshot.of(PolicyNet.create(PolicyConfig(), SEED), Normaliser.fresh()),
+            "fresh PolicyNet (seed 0), fresh normaliser")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict) or hasattr(value, "items"):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+def collect(rollouts: LocalRollouts, policy: PolicySnapshot, tasks: list[EpisodeTask],
+            lanes: int) -> tuple[list[Episode], float, float]:
+    """The episodes, and the CPU and wall seconds they took."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    episodes = rollouts.collect(policy, tasks, lanes=lanes)
+    return episodes, time.process_time() - cpu, time.perf_counter() - wall
+
+
+def agreement(one: list[Episode], other: list[Episode]) -> dict[str, float]:
+    """Steps that chose the same action before the episodes parted, and the log-probabilities'
+    largest difference over them."""
+    same = total = parted = 0
+    worst = 0.0
+    for a, b in zip(one, other, strict=True):
+        total += len(a)
+        for step, (x, y) in enumerate(zip(a.actions, b.actions, strict=False)):
+            if x != y:
+                parted += 1
+                break
+            same += 1
+            worst = max(worst, abs(a.log_probs[step] - b.log_probs[step]))
+    return {"steps": total, "same_before_parting": same, "episodes_parted": parted,
+            "episodes": len(one), "max_log_prob_difference": worst}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a smoke run: short episodes")
+    parser.add_argument("--lanes", type=int, default=8, help="tasks per lock-step group")
+    parser.add_argument("--episodes", type=int, default=2, help="arrival sequences (x4 tasks)")
+    parser.add_argument("--horizon-h", type=float, default=0.5, help="hours of arrivals")
+    parser.add_argument("--rounds", type=int, default=2, help="alternating rounds per mode")
+    parser.add_argument("--models", type=Path, default=Path("models"))
+    args = parser.parse_args()
+    set_torch_threads(1)
+    horizon_h = 0.25 if args.quick else args.horizon_h
+    cluster = load_cluster(CLUSTER)
+    pool = load(POOL, LoaderSettings(seed=LOADER_SEED))
+    tasks = loaded_episode_tasks(pool, cluster, seed=SEED, episodes=args.episodes, load=LOAD,
+                                 horizon_s=horizon_h * 3600, phase="ppo", iteration=0,
+                                 replays=REPLAYS)
+    policy, model = snapshot(args.models)
+    rollouts = LocalRollouts(cluster, SimSettings())
+    modes = {"one_lane": 1, "lockstep": args.lanes}
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in modes}
+    kept: dict[str, list[Episode]] = {}
+    for round_ in range(args.rounds):
+        for name in (list(modes) if round_ % 2 == 0 else list(modes)[::-1]):
+            episodes, cpu_s, wall_s = collect(rollouts, policy, tasks, modes[name])
+            summaries = [e.summary for e in episodes if e.summary is not None]
+            steps = sum(s.env_steps for s in summaries)
+            events = sum(s.events for s in summaries)
+            decisions = sum(len(e) for e in episodes)
+            runs[name].append({"cpu_s": cpu_s, "wall_s": wall_s, "env_steps": steps,
+                               "decisions": decisions, "events": events,
+                               "steps_per_cpu_s": steps / cpu_s,
+                               "decisions_per_cpu_s": decisions / cpu_s,
+                               "events_per_cpu_s": events / cpu_s,
+                               "steps_per_wall_s": steps / wall_s})
+            kept[name] = episodes
+            print(f"round {round_} {name:>9} (lanes {modes[name]}): {steps} steps, "
+                  f"{decisions} decisions, {events} events in {cpu_s:.1f} s CPU "
+                  f"({wall_s:.1f} s wall): {steps / cpu_s:,.0f} steps/s, "
+                  f"{events / cpu_s:,.0f} events/s of CPU", flush=True)
+    best = {name: max(r["steps_per_cpu_s"] for r in results) for name, results in runs.items()}
+    ratio = best["lockstep"] / best["one_lane"]
+    paired = [b["steps_per_cpu_s"] / a["steps_per_cpu_s"]
+              for a, b in zip(runs["one_lane"], runs["lockstep"], strict=True)]
+    agree = agreement(kept["one_lane"], kept["lockstep"])
+    OUT.mkdir(exist_ok=True)
+    (OUT / "training_throughput.json").write_text(json.dumps({
+        "machine": platform.processor() or platform.machine(), "python":
+        platform.python_version(), "torch": torch.__version__, "model": model, "pool": POOL,
+        "cluster": CLUSTER, "load": LOAD, "horizon_h": horizon_h, "tasks": len(tasks),
+        "lanes": args.lanes, "runs": runs, "best_steps_per_cpu_s": best,
+        "ratio_best": ratio, "ratio_per_round": paired, "agreement": agree}, indent=1))
+    print(f"model: {model}; {len(tasks)} tasks of {horizon_h:g} h on {CLUSTER}")
+    print(f"lock-step / one lane, steps per CPU second: best {ratio:.2f}x, per round "
+          f"{', '.join(f'{r:.2f}x' for r in paired)}")
+    print(f"agreement: {agree['same_before_parting']} of {agree['steps']} steps the same "
+          f"before parting; {agree['episodes_parted']} of {agree['episodes']} episodes parted; "
+          f"largest log-probability difference {agree['max_log_prob_difference']:.2e}")
+
+
+if __name__ == "__main__":
+    main()
