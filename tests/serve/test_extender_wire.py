@@ -73,4 +73,6 @@ def test_scores_and_errors_have_the_go_field_names() -> None:
     odd = 'n"\\\u00e9\n'  # a name JSON must escape (never a valid node name; still safe)
     assert json.loads(priority_json({odd: 0})) == [{"Host": odd, "Score": 0}]
     assert json.loads(priority_json({})) == []
+    assert json.loads(priority_json({"a": 11, "b": -1})) == [{"Host": "a", "Score": 11},
+                                                             {"Host": "b", "Score": -1}]
     assert error_result("bad")["Error"] == "bad"
