@@ -68,7 +68,10 @@ def collect(rollouts: LocalRollouts, policy: PolicySnapshot, tasks: list[Episode
             lanes: int) -> tuple[list[Episode], float, float]:
     """The episodes, and the CPU and wall seconds they took."""
     cpu, wall = time.process_time(), time.perf_counter()
-    episodes = rollouts.collect(policy, tasks, lanes=lanes)
+    # one lane as the code before lock-step rollouts was called, so that this script can
+    # measure that code too (`--one-lane-only` with its src first on PYTHONPATH)
+    episodes = (rollouts.collect(policy, tasks) if lanes == 1 else
+                rollouts.collect(policy, tasks, lanes=lanes))
     return episodes, time.process_time() - cpu, time.perf_counter() - wall
 
 
@@ -97,6 +100,8 @@ def main() -> None:
     parser.add_argument("--horizon-h", type=float, default=0.5, help="hours of arrivals")
     parser.add_argument("--rounds", type=int, default=2, help="alternating rounds per mode")
     parser.add_argument("--models", type=Path, default=Path("models"))
+    parser.add_argument("--one-lane-only", action="store_true",
+                        help="only the one-lane mode (to measure another tree's code)")
     args = parser.parse_args()
     set_torch_threads(1)
     horizon_h = 0.25 if args.quick else args.horizon_h
@@ -107,7 +112,7 @@ def main() -> None:
                                  replays=REPLAYS)
     policy, model = snapshot(args.models)
     rollouts = LocalRollouts(cluster, SimSettings())
-    modes = {"one_lane": 1, "lockstep": args.lanes}
+    modes = {"one_lane": 1} if args.one_lane_only else {"one_lane": 1, "lockstep": args.lanes}
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in modes}
     kept: dict[str, list[Episode]] = {}
     for round_ in range(args.rounds):
@@ -129,6 +134,10 @@ def main() -> None:
                   f"({wall_s:.1f} s wall): {steps / cpu_s:,.0f} steps/s, "
                   f"{events / cpu_s:,.0f} events/s of CPU", flush=True)
     best = {name: max(r["steps_per_cpu_s"] for r in results) for name, results in runs.items()}
+    if args.one_lane_only:
+        print(f"model: {model}; {len(tasks)} tasks; one lane best {best['one_lane']:,.0f} "
+              "steps per CPU second")
+        return
     ratio = best["lockstep"] / best["one_lane"]
     paired = [b["steps_per_cpu_s"] / a["steps_per_cpu_s"]
               for a, b in zip(runs["one_lane"], runs["lockstep"], strict=True)]
