@@ -3,6 +3,7 @@ queue, the explanation's filter counts, the deadline runner, CPU lists."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 
@@ -67,6 +68,9 @@ def test_the_explanation_counts_nodes_per_filter() -> None:
     assert message == ("Successfully assigned ns/p to n2 by model v1; top nodes: n2 0.600, "
                        "n1 0.300, n4 0.100; rejected: 2 by NodeResourcesFit, "
                        "1 by NodeUnschedulable, 1 by TaintToleration")
+    twice = dataclasses.replace(_placement(), rejected=_placement().rejected * 2)
+    assert rejected_by_filter(twice) == {"NodeResourcesFit": 4, "NodeUnschedulable": 2,
+                                         "TaintToleration": 2}  # shared texts, each node counted
 
 
 def test_the_deadline_runner_returns_raises_and_abandons_a_late_call() -> None:

@@ -22,8 +22,10 @@ _PLUGIN = re.compile(r"(?:^|; )([A-Za-z][A-Za-z0-9]*): ")  # Status.__str__: "Pl
 def rejected_by_filter(placement: Placement) -> dict[str, int]:
     """How many nodes each filter (plugin) rejected, from the placement's reasons."""
     counts: Counter[str] = Counter()
-    for _, reasons in placement.rejected:
-        counts.update(set(_PLUGIN.findall(reasons)))
+    # nodes rejected for the same reasons share one text: each distinct text is read once
+    for reasons, nodes in Counter(reasons for _, reasons in placement.rejected).items():
+        for plugin in set(_PLUGIN.findall(reasons)):
+            counts[plugin] += nodes
     return dict(sorted(counts.items()))
 
 
