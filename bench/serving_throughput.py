@@ -30,10 +30,12 @@ for it:
 
 Schedulers: (a) kube-scheduler alone: a second kube-scheduler of the sandbox's build and
 configuration, for its own profile (the sandbox's default-scheduler is always running, so it
-cannot meet a backlog); (b) a kube-scheduler with the shipped extenders entry
-(deploy/scheduler-extender, percentageOfNodesToScore 100) calling `dagpilot serve extender`
-over mTLS (the extender runs through both phases); (c) `dagpilot serve scheduler`. Both
-dagpilot servers run as their own processes, started by the CLI.
+cannot meet a backlog); (a') the same with percentageOfNodesToScore 100, the extender's
+scheduler without the extender (its ratio is taken against both); (b) a kube-scheduler
+with the shipped extenders entry (deploy/scheduler-extender, percentageOfNodesToScore 100)
+calling `dagpilot serve extender` over mTLS (the extender runs through both phases); (c)
+`dagpilot serve scheduler`. Both dagpilot servers run as their own processes, started by the
+CLI.
 """
 
 from __future__ import annotations
@@ -70,6 +72,9 @@ REPO = Path(__file__).resolve().parent.parent
 DAGPILOT = str(Path(sys.executable).parent / "dagpilot")
 EXTENDER_PROFILE = "dagpilot-extender"
 KUBE_PROFILE = "bench-kube"  # kube-scheduler alone, a second one started per phase
+# kube-scheduler alone as the extender's scheduler is configured: every node scored (the
+# default scores an adaptive share, 42 % at 1,000 nodes), the extender's cost measured apart
+SCORE_ALL = "kube-scheduler, percentageOfNodesToScore 100"
 CREATE_THREADS = 4
 OFFERED_FRACTION = 0.8
 WARM_PODS = 2
@@ -451,13 +456,15 @@ def measured(role: str, pid: int) -> Iterator[None]:
 
 @contextmanager
 def kube_scheduler(layout: Layout, ports: Ports, profile: str,
-                   extender: dict[str, Any] | None) -> Iterator[str]:
+                   extender: dict[str, Any] | None, *, score_all: bool = False
+                   ) -> Iterator[str]:
     """A kube-scheduler of the sandbox's build and configuration for `profile`'s pods alone;
-    with `extender`, the shipped extenders entry and percentageOfNodesToScore 100."""
+    with `extender`, the shipped extenders entry and percentageOfNodesToScore 100 (as the
+    shipped configuration has it); `score_all`: that percentage without the extender."""
     component = components.kube_scheduler(
         layout, build.bin_dir(), ports, extenders=[extender] if extender else None,
         profile=profile, name=f"kube-scheduler-{profile}", port=free_ports(1)[0],
-        extra={"percentageOfNodesToScore": 100} if extender else None)
+        extra={"percentageOfNodesToScore": 100} if extender or score_all else None)
     scheduler = process.start(component, layout.logs)
     try:
         process.wait_ready(component, scheduler)
@@ -498,11 +505,14 @@ def run(nodes: int, count: int, window_s: float, directory: Path,
             starts: dict[str, tuple[str, Callable[[], AbstractContextManager[str]]]] = {
                 "kube-scheduler": (KUBE_PROFILE, lambda: kube_scheduler(
                     layout, ports, KUBE_PROFILE, None)),
+                SCORE_ALL: (KUBE_PROFILE, lambda: kube_scheduler(
+                    layout, ports, KUBE_PROFILE, None, score_all=True)),
                 "kube-scheduler + extender": (EXTENDER_PROFILE, lambda: kube_scheduler(
                     layout, ports, EXTENDER_PROFILE, entry)),
                 "dagpilot serve scheduler": ("dagpilot", lambda: custom_scheduler(layout))}
             for name, (scheduler, start) in starts.items():
-                if ONLY and name not in ONLY and name != "kube-scheduler":
+                if ONLY and name not in ONLY and name != "kube-scheduler" and not (
+                        name == SCORE_ALL and "kube-scheduler + extender" in ONLY):
                     continue
                 print(f"[{nodes} nodes] {name}: saturation", file=sys.stderr, flush=True)
                 figures = {"saturation": saturation(api, tasks, scheduler, count, start)}
@@ -529,8 +539,13 @@ def _ratios(schedulers: dict[str, Any]) -> dict[str, float]:
     alone = schedulers["kube-scheduler"]["saturation"]["pods_per_s"]
     names = {"custom_over_kube": "dagpilot serve scheduler",
              "extender_over_kube": "kube-scheduler + extender"}
-    return {ratio: round(schedulers[name]["saturation"]["pods_per_s"] / alone, 2)
-            for ratio, name in names.items() if name in schedulers}
+    ratios = {ratio: round(schedulers[name]["saturation"]["pods_per_s"] / alone, 2)
+              for ratio, name in names.items() if name in schedulers}
+    if SCORE_ALL in schedulers and "kube-scheduler + extender" in schedulers:
+        ratios["extender_over_kube_scoring_all"] = round(
+            schedulers["kube-scheduler + extender"]["saturation"]["pods_per_s"]
+            / schedulers[SCORE_ALL]["saturation"]["pods_per_s"], 2)
+    return ratios
 
 
 def main() -> None:
