@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import numpy as np
 import pytest
 
+from dagpilot.state.context import EncodeContext
 from dagpilot.state.encode import observe
 from dagpilot.state.normaliser import CLIP_STD, Normaliser, NormaliserError, RunningStats
 from dagpilot.state.schema import FEATURE_SCHEMA_VERSION, GRAPH, GROUPS, NODE, PAIR, POSITION
-from tests.state.sim_views import sim_env
+from tests.state.sim_views import busy_default, sim_env
 
 
 def test_mean_and_std_by_hand() -> None:
@@ -154,3 +156,22 @@ def test_a_group_of_flags_only_is_copied_as_it_is() -> None:
     out = stats.apply(PAIR, flags)
     assert out.dtype == np.float32 and np.array_equal(out, flags)
     assert not np.shares_memory(out, flags)
+
+
+def test_updating_with_many_observations_at_once_is_updating_with_each_up_to_rounding() -> None:
+    env, view, scheduler = busy_default("builtin:mix:40", 2)
+    context, observations = EncodeContext(), []
+    for _ in range(40):
+        observations.append(observe(view, list(itertools.islice(view.pending, 8)), context))
+        view, _, done, _ = env.step(scheduler.decide(view))
+        if done:
+            break
+    one_by_one = Normaliser.fresh()
+    for observation in observations:
+        one_by_one = one_by_one.update(observation)
+    at_once = Normaliser.fresh().update_all(observations)
+    for name, stats in one_by_one.stats.items():
+        assert at_once.stats[name].count == stats.count > 0
+        assert np.allclose(at_once.stats[name].mean, stats.mean, rtol=1e-12, atol=1e-12)
+        assert np.allclose(at_once.stats[name].m2, stats.m2, rtol=1e-9, atol=1e-9)
+    assert Normaliser.fresh().update_all([]).to_json() == Normaliser.fresh().to_json()

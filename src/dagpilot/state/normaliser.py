@@ -11,7 +11,7 @@ the frozen snapshot serving uses.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,6 +90,17 @@ class Normaliser:
             raise ValueError("update takes raw observations, not normalised ones")
         return Normaliser({group.name: self.stats[group.name].merge(
             RunningStats.of(observation.rows(group.name))) for group in GROUPS})
+
+    def update_all(self, observations: Sequence[Observation]) -> Normaliser:
+        """`update` with each observation in turn, in one pass per group: the same
+        statistics up to rounding (the merge is exact, its floating-point sums are not)."""
+        if not observations:
+            return self
+        if any(observation.normalised for observation in observations):
+            raise ValueError("update takes raw observations, not normalised ones")
+        return Normaliser({group.name: self.stats[group.name].merge(RunningStats.of(
+            np.concatenate([observation.rows(group.name) for observation in observations])))
+            for group in GROUPS})
 
     def merge(self, other: Normaliser) -> Normaliser:
         return Normaliser({group.name: self.stats[group.name].merge(other.stats[group.name])
