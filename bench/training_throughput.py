@@ -12,7 +12,9 @@ it samples, with the critic, as `LocalRollouts.collect` runs it. Each mode colle
 task (`lanes=1`: `run_episode` per task, the path before; `lanes=N`: groups of N tasks in
 lock-step), in alternating order over `--rounds` rounds; the figures are per second of the
 process's CPU time (one torch thread, one core: what other processes take from a shared core
-does not count) and of wall time, and the ratio of the lock-step mode to one lane. The two
+does not count, though on a shared VM a busy neighbour still inflates it, by up to 2x here)
+and of wall time, and the ratio of the lock-step mode to one lane: the best of each mode,
+and the median of the rounds' ratios (each round runs both modes back to back). The two
 modes' episodes are compared step by step: how many steps chose the same action until the
 episodes part, and the largest difference of the log-probabilities while they agree
 (rounding: docs/TRAINING.md, "Lock-step rollouts"). Results go to
@@ -28,6 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from dagpilot.clusters import load_cluster
@@ -97,8 +100,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a smoke run: short episodes")
     parser.add_argument("--lanes", type=int, default=8, help="tasks per lock-step group")
     parser.add_argument("--episodes", type=int, default=2, help="arrival sequences (x4 tasks)")
-    parser.add_argument("--horizon-h", type=float, default=0.5, help="hours of arrivals")
-    parser.add_argument("--rounds", type=int, default=2, help="alternating rounds per mode")
+    parser.add_argument("--horizon-h", type=float, default=0.25, help="hours of arrivals")
+    parser.add_argument("--rounds", type=int, default=4, help="alternating rounds per mode")
     parser.add_argument("--models", type=Path, default=Path("models"))
     parser.add_argument("--one-lane-only", action="store_true",
                         help="only the one-lane mode (to measure another tree's code)")
@@ -150,8 +153,8 @@ def main() -> None:
         "lanes": args.lanes, "runs": runs, "best_steps_per_cpu_s": best,
         "ratio_best": ratio, "ratio_per_round": paired, "agreement": agree}, indent=1))
     print(f"model: {model}; {len(tasks)} tasks of {horizon_h:g} h on {CLUSTER}")
-    print(f"lock-step / one lane, steps per CPU second: best {ratio:.2f}x, per round "
-          f"{', '.join(f'{r:.2f}x' for r in paired)}")
+    print(f"lock-step / one lane, steps per CPU second: best {ratio:.2f}x, median of rounds "
+          f"{float(np.median(paired)):.2f}x, per round {', '.join(f'{r:.2f}x' for r in paired)}")
     print(f"agreement: {agree['same_before_parting']} of {agree['steps']} steps the same "
           f"before parting; {agree['episodes_parted']} of {agree['episodes']} episodes parted; "
           f"largest log-probability difference {agree['max_log_prob_difference']:.2e}")
