@@ -123,7 +123,7 @@ def main() -> None:
             episodes, cpu_s, wall_s = collect(rollouts, policy, tasks, modes[name])
             summaries = [e.summary for e in episodes if e.summary is not None]
             steps = sum(s.env_steps for s in summaries)
-            events = sum(s.events for s in summaries)
+            events = sum(getattr(s, "events", 0) for s in summaries)  # 0: code before events
             decisions = sum(len(e) for e in episodes)
             runs[name].append({"cpu_s": cpu_s, "wall_s": wall_s, "env_steps": steps,
                                "decisions": decisions, "events": events,
