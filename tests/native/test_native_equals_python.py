@@ -261,7 +261,9 @@ def test_jobs_far_apart_skip_the_quiet_ticks_alike(mix: list[Job]) -> None:
                                                               drift_interval_s=0.0))
     record = both(jobs, load_cluster("builtin:scale-10"), settings, 31)
     assert all(job.finish_s is not None for job in record.jobs)
-    assert len(record.samples) < 3_000  # 3.2e6 s at 15 s would be 213,000
+    # 3.2e6 s at 15 s would be 213,000; each fault kill adds the ticks of its 350 s eviction
+    # wait (a retry is engine work ahead, so those ticks are busy): 3,316 with 2026-12 physics.
+    assert len(record.samples) < 4_000
 
 
 def test_a_run_that_stays_busy_ends_at_its_last_sample_alike(

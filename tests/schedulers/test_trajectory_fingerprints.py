@@ -43,26 +43,27 @@ SETTINGS = SimSettings(
 # per zone (issue 13 part 2): each pool now carries half the I/O and collapses on its own.
 # Then again when page cache became reclaimable: only anonymous memory OOM-kills, and a
 # reclaimed cache slows the node's I/O-bound work instead. And when the built-in nodes' memory
-# bandwidth became their sockets' (204.8 GB/s per EPYC socket, not 4.8 GB/s per core).
+# bandwidth became their sockets' (204.8 GB/s per EPYC socket, not 4.8 GB/s per core). And
+# when a pod lost with its node was retried only after its eviction (350 s), not at once.
 PINS = {  # (scheduler, physics on, nodes): digest
     ("kube-default", True, 12):
-        "90b7c9ea607e90fa365c5e0f81e44a1617c08bcbcb90bee51f628577e0aa0789",
+        "d44e9240889da937b4916eae305f99cd24685f283ea5ef24c7c16618cd749653",
     ("kube-default", False, 12):
         "cdd939d131783c9e7222b6ceeca7a575e1346c77992f8ea0207c9dddde3a01f2",
     ("kube-default", True, 120):
-        "50635ae8f38165b6b2c9cc794367e178c35d146b59e2fe3ffe6d669586e506be",
+        "7f26221f52c9596a8fb0cfca6b17dd29a96ae898c4f2bdcded88cdcd635eb5c8",
     ("fifo", True, 12):
-        "1f4514835cf9af76496f1578918f1964ad6c9b8f67f735cb0b83fffc2d88a839",
+        "c47962d05acb517aa03d8998b45e17c31a5c78ab1078d07bca7dacf68d57be01",
     ("tetris", True, 12):
-        "8168e29013466395becf49765ec62b76e8376325b1294e75a1dd9c918918549b",
+        "868bdfa4a7844fd65b1f925f3039cd781e1f65de98eb5b316aece6a5d6623e0b",
     ("load-aware", True, 12):
-        "44565965e3de55908c2ae6e88773f3de6ad68433c2d296c3473b1b06828399fc",
+        "c9f021badf37042dfce625d3b880e7158026d7e2f60bd4b7f41e4db6f1f48a22",
     ("random", True, 12):
-        "7184a72400099f081fb6e2adbbf94732a0a93ffc100a0ffb0c6d000a4ec08ed7",
+        "f2d9681f76c8ea9ce3b8a064e351a7e0c71c65600a321d4475eb86a93dab304b",
     ("heft", True, 12):
-        "823d6e83369c26bb8a76efd07d116ae0e11af1a81593904025c4f3ea1809af4a",
+        "b3f455d1fc3c829a742d6ccfc43423c8c458aae160ae853ab9058d4211dad994",
     ("cws-rank-min-rr", True, 12):
-        "c43c72573bd831b710ee9009b0b42139af17f8bc680172b0de2bd7066489135e",
+        "ed502efb977ad700f89e9f20636ee1a051dc60c949fb65a1fe2d97b10a8b6f12",
 }
 
 

@@ -149,16 +149,19 @@ def test_a_node_fault_kills_and_restarts_its_pods() -> None:
     outage = next_outage(stream(7, "faults"), 0.0, faults)
     assert outage is not None
     long_job = job("j", task("a", outage.start_s + 1_000.0))
+    evicted = outage.start_s + faults.eviction_delay_s + 10.0  # eviction, then the back-off
+    end = max(evicted, outage.end_s) + 1.0
     record = simulate([long_job], cluster(node("n")), FirstFit(),
-                      settings(only(faults=True), faults=faults,
-                               horizon_s=outage.end_s + 1.0), seed=7)
+                      settings(only(faults=True), faults=faults, horizon_s=end), seed=7)
     assert record.fault_kills == 1 and record.restarts == 1
     lost, again = record.pods
     assert (lost.outcome, lost.attempt) == ("node-fault", 0)
     assert lost.started_s == 0.0
     assert again.attempt == 1 and again.outcome == "unfinished"
+    # Its engine sees the lost pod running until Kubernetes evicts it: 350 s after the fault.
+    assert again.created_s == pytest.approx(evicted)
     assert again.bound_s is not None and again.bound_s >= outage.end_s  # NotReady until then
-    assert record.end_s == outage.end_s + 1.0
+    assert record.end_s == end
 
 
 def test_a_pod_that_fits_nowhere_stalls_the_run_instead_of_looping() -> None:

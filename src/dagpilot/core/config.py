@@ -111,6 +111,9 @@ class FaultSettings:
     # node outages a year over an assumed 2,000 machines (docs/SIMULATOR.md).
     rate_per_node_hour: float = 1.7e-4
     mean_duration_s: float = 300.0  # assumed
+    # The engine retries a lost pod only once Kubernetes evicts it: node-monitor-grace-period
+    # (50 s) for the node to turn NotReady, then the not-ready toleration's 300 s.
+    eviction_delay_s: float = 350.0
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,7 @@ RANGES: dict[str, Range] = {
     "sim.storage.collapse_max_iops": Range(0.0, 1e9),
     "sim.faults.rate_per_node_hour": Range(0.0, 3600.0),
     "sim.faults.mean_duration_s": Range(0.0, LONG_S),
+    "sim.faults.eviction_delay_s": Range(0.0, LONG_S),
 }
 
 ORDERED: tuple[tuple[str, str], ...] = (

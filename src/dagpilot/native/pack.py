@@ -37,6 +37,7 @@ def params(settings: SimSettings) -> dict[str, float]:
         "startup_median_s": settings.startup_median_s, "startup_sigma": settings.startup_sigma,
         "retry_backoff_s": settings.retry_backoff_s,
         "retry_backoff_max_s": settings.retry_backoff_max_s,
+        "eviction_delay_s": settings.faults.eviction_delay_s,
         "release_at_poll": float(settings.release_at_poll),
         "engine_queue_size": float(settings.engine_queue_size),
         "oom_retry_limit": float(settings.oom_retry_limit),

@@ -191,7 +191,9 @@ class Engine:
 
     def killed(self, run: JobRun, ref: PodRef, oom: bool) -> bool:
         """A pod was killed (OOM or node fault). Returns whether it will be retried; an instance
-        OOM-killed more than `oom_retry_limit` times fails its job instead."""
+        OOM-killed more than `oom_retry_limit` times fails its job instead. A pod lost with its
+        node is retried only after Kubernetes evicts it (`faults.eviction_delay_s`): until then
+        its engine sees it running."""
         run.in_flight -= 1
         if run.ended:
             return False
@@ -203,8 +205,10 @@ class Engine:
                 self._fail(run)
                 return False
         self.outstanding += 1
-        self._kernel.schedule(self._kernel.now_s + self.backoff_s(ref.attempt), Order.ARRIVAL,
-                              self._on_retry, (run, ref))
+        at = self._kernel.now_s + self.backoff_s(ref.attempt)
+        if not oom:
+            at += self._settings.faults.eviction_delay_s
+        self._kernel.schedule(at, Order.ARRIVAL, self._on_retry, (run, ref))
         return True
 
     def backoff_s(self, attempt: int) -> float:

@@ -185,7 +185,10 @@ int engine_killed(Sim *sim, int64_t uid, int oom) {
         }
     }
     sim->outstanding++;
-    schedule(sim, sim->now_s + backoff_s(&sim->p, pod->attempt), O_ARRIVAL, E_RETRY, uid, 0);
+    /* Engine.killed: a pod lost with its node is retried once Kubernetes evicts it. */
+    double at = sim->now_s + backoff_s(&sim->p, pod->attempt);
+    if (!oom) at += sim->p.eviction_delay_s;
+    schedule(sim, at, O_ARRIVAL, E_RETRY, uid, 0);
     return 1;
 }
 

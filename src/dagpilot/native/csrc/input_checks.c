@@ -293,6 +293,7 @@ static const FloatField PARAM_FLOATS[] = {
     {"startup_sigma", offsetof(Params, startup_sigma), &SIGMA},
     {"retry_backoff_s", offsetof(Params, retry_backoff_s), &TIME},
     {"retry_backoff_max_s", offsetof(Params, retry_backoff_max_s), &TIME},
+    {"eviction_delay_s", offsetof(Params, eviction_delay_s), &TIME},
     {"membw_knee", offsetof(Params, membw_knee), &PARAMETER},
     {"membw_saturation_mbpi", offsetof(Params, membw_saturation_mbpi), &PARAMETER},
     {"membw_cache_miss_factor", offsetof(Params, membw_cache_miss_factor), &PARAMETER},

@@ -202,6 +202,7 @@ int read_params(PyObject *d, Params *p) {
         && PARAM_DOUBLE("network_latency_sensitivity", &p->network_latency_sensitivity)
         && PARAM_DOUBLE("pcie_cross_complex_factor", &p->pcie_cross_complex_factor)
         && PARAM_DOUBLE("page_cache_miss_factor", &p->page_cache_miss_factor)
+        && PARAM_DOUBLE("eviction_delay_s", &p->eviction_delay_s)
         && check_params(p);
 }
 

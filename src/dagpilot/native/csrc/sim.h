@@ -38,6 +38,7 @@ typedef struct {
     double rtt_ms[4];        /* same node, same rack, cross rack, cross zone */
     double network_latency_sensitivity, pcie_cross_complex_factor;
     double page_cache_miss_factor;
+    double eviction_delay_s;  /* FaultSettings.eviction_delay_s */
 } Params;
 
 typedef struct {
