@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from dagpilot.core.snapshot import ClusterSnapshot
+from dagpilot.core.status import Code, Status
 from dagpilot.core.types import (
     Cluster,
     NodeAffinity,
@@ -16,7 +17,7 @@ from dagpilot.core.types import (
     Toleration,
 )
 from dagpilot.core.view import ClusterView, PodRef
-from dagpilot.decide.decoder import Decoder
+from dagpilot.decide.decoder import TABLE_ROWS, Decoder
 from dagpilot.decide.node_arrays import NodeArrays
 from dagpilot.decide.rejection_table import RejectionTable
 from tests.sim.helpers import gpus, job, node, task
@@ -143,3 +144,63 @@ def test_no_rows_no_reasons() -> None:
     view = ClusterSnapshot.of(where)
     assert _table(Decoder()).rejections(task("t", 1.0), NodeArrays.from_view(view),
                                         np.zeros(0, dtype=np.int64)) == ()
+
+
+def _statuses_node_by_node(decoder: Decoder, view: ClusterView, pod: PodRef,
+                           rows: list[int]) -> tuple[tuple[str, tuple[Status, ...]], ...]:
+    return tuple((view.nodes[row].spec.name, decoder.statuses(pod.task, view.nodes[row]))
+                 for row in rows)
+
+
+def test_the_tables_statuses_over_a_simulated_run_are_those_node_by_node() -> None:
+    # What an extender's filter answers with (Agent.rank's rejected): codes too, since an
+    # unresolvable node goes to FailedAndUnresolvableNodes.
+    env, view, scheduler = busy_default("builtin:mix:40", 3)
+    decoder = Decoder()
+    table = _table(decoder)
+    compared = 0
+    codes: set[Code] = set()
+    for _ in range(DECISIONS):
+        shortlist = decoder.shortlist(view, 16)
+        if shortlist is not None:
+            candidates = shortlist[0]
+            nodes = NodeArrays.from_view(view)
+            for at, pod in enumerate(candidates.pods):
+                rows = np.flatnonzero(~candidates.feasible[at])
+                names = tuple(view.nodes[row].spec.name for row in rows.tolist())
+                got = tuple(zip(names, table.statuses(pod.task, nodes, rows), strict=True))
+                assert got == _statuses_node_by_node(decoder, view, pod, rows.tolist())
+                compared += len(rows)
+                codes.update(status.code for _, statuses in got for status in statuses)
+        view, _, done, _ = env.step(scheduler.decide(view))
+        if done:
+            break
+    assert compared > 3000 and Code.UNRESOLVABLE in codes
+
+
+def test_a_cluster_where_every_filter_and_the_rule_reject_gives_the_same_statuses() -> None:
+    where = _odd_cluster()
+    tolerant = (Toleration("dedicated", "Equal", "ml"),
+                Toleration("node.kubernetes.io/not-ready", "Exists", ""))
+    tasks = [task("small", 10.0, cpu=2.0), task("huge", 10.0, cpu=64.0),
+             task("four", 10.0, cpu=1.0, gpus=4, gpu_model="A100"),
+             task("any-two", 10.0, cpu=1.0, gpus=2),
+             task("selector", 10.0, cpu=1.0, node_selector=(("disk", "ssd"),)),
+             task("tolerant", 10.0, cpu=3.0, tolerations=tolerant)]
+    snapshot = ClusterSnapshot.of(where, logged=True)
+    views = [snapshot, snapshot.with_node("plain", ready=False),
+             snapshot.with_node("whole", allocated=Resources(1, 0, 1, "A100"),
+                                free_gpus=(1, 2, 3, 4, 5, 6, 7))]
+    decoder = Decoder()
+    every = list(range(len(where.nodes))) * 2  # at least TABLE_ROWS rows: the table's path
+    assert len(every) >= TABLE_ROWS
+    codes: set[Code] = set()
+    for view in views:
+        for one in tasks:
+            pod = PodRef(0, job(one.id, one), one, 0, 0.0)
+            feasible = decoder.for_pod(view, pod)[0].feasible[0]
+            rejected = [row for row in every if not feasible[row]]
+            got = decoder.rejected(view, one, rejected)
+            assert got == _statuses_node_by_node(decoder, view, pod, rejected), one.id
+            codes.update(status.code for _, statuses in got for status in statuses)
+    assert codes >= {Code.UNSCHEDULABLE, Code.UNRESOLVABLE}  # waiting helps, or never

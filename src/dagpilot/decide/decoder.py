@@ -96,7 +96,13 @@ class Decoder:
 
     def rejected(self, view: ClusterView, task: Task,
                  rows: Sequence[int]) -> tuple[tuple[str, tuple[Status, ...]], ...]:
-        """(node name, `statuses`) of the nodes at `rows`, each of which rejects the task."""
+        """(node name, `statuses`) of the nodes at `rows`, each of which rejects the task;
+        many at once from the decision's arrays (RejectionTable.statuses)."""
+        if len(rows) >= TABLE_ROWS:
+            at = np.asarray(rows, dtype=np.int64)
+            specs = view.cluster.nodes
+            return tuple(zip((specs[row].name for row in at.tolist()),
+                             self._table.statuses(task, self._nodes(view), at), strict=True))
         nodes = view.nodes
         return tuple((nodes[row].spec.name, self.statuses(task, nodes[row])) for row in rows)
 

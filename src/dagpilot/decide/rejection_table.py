@@ -19,10 +19,12 @@ root-complex rule's and get its `check`. The text is what `Decoder.reasons` give
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
 
+from dagpilot.core.status import Code, Status
 from dagpilot.core.types import NodeSpec, Task
 from dagpilot.decide.filters import Filter, SpecFilter
 from dagpilot.decide.filters.node_ready import NOT_READY, NodeReady, tolerates_not_ready
@@ -45,7 +47,7 @@ class RejectionTable:
     """The texts for one cluster's nodes (`rejections`); the spec filters' codes are kept
     until the node specs change."""
 
-    __slots__ = ("_filters", "_names", "_pcie", "_spec_codes", "_specs")
+    __slots__ = ("_filters", "_names", "_pcie", "_spec_codes", "_spec_statuses", "_specs")
 
     def __init__(self, filters: Sequence[Filter], pcie: PcieRootComplex) -> None:
         self._filters = tuple(filters)
@@ -53,14 +55,13 @@ class RejectionTable:
         self._specs: tuple[NodeSpec, ...] = ()
         self._names = np.empty(0, dtype=object)
         self._spec_codes: dict[tuple[str, Hashable], Codes] = {}
+        self._spec_statuses: dict[tuple[str, Hashable], list[Status | None]] = {}
 
     def rejections(self, task: Task, nodes: NodeArrays,
                    rows: Ints) -> tuple[tuple[str, str], ...]:
         """(node name, reasons) for the nodes at `rows` (ascending), each of which rejects
         the task."""
-        if nodes.specs is not self._specs:
-            self._specs, self._spec_codes = nodes.specs, {}
-            self._names = np.array([spec.name for spec in nodes.specs], dtype=object)
+        self._follow(nodes)
         if not len(rows):
             return ()
         columns = [self._codes(one, task, nodes, rows) for one in self._filters]
@@ -79,6 +80,49 @@ class RejectionTable:
         for at in np.flatnonzero(passing[keys]).tolist():  # the rule's, node by node
             reasons[at] = str(self._pcie.check(task, nodes.states[int(rows[at])]))
         return tuple(zip(self._names[rows].tolist(), reasons.tolist(), strict=True))
+
+    def statuses(self, task: Task, nodes: NodeArrays,
+                 rows: Ints) -> tuple[tuple[Status, ...], ...]:
+        """For each node at `rows` (each of which rejects the task), the statuses
+        `Decoder.statuses` gives node by node (what an extender's filter answers with):
+        every failing filter's, in the filters' order, else the root-complex rule's."""
+        self._follow(nodes)
+        columns = [self._status_column(one, task, nodes, rows) for one in self._filters]
+        columns = [column for column in columns if any(status is not None for status in column)]
+        failing = [tuple(status for status in statuses if status is not None)
+                   for statuses in zip(*columns, strict=True)] if columns \
+            else [()] * len(rows)
+        return tuple(found or (self._pcie.check(task, nodes.states[row]),)
+                     for found, row in zip(failing, rows.tolist(), strict=True))
+
+    def _follow(self, nodes: NodeArrays) -> None:
+        if nodes.specs is not self._specs:
+            self._specs, self._spec_codes, self._spec_statuses = nodes.specs, {}, {}
+            self._names = np.array([spec.name for spec in nodes.specs], dtype=object)
+
+    def _status_column(self, one: Filter, task: Task, nodes: NodeArrays,
+                       rows: Ints) -> list[Status | None]:
+        """One filter's failing status per row (None where it passes)."""
+        if isinstance(one, NodeResourcesFit):
+            need = needs(task.requests)
+            short = (nodes.free[rows] < need).astype(np.int64) @ _BITS
+            never: list[bool] = np.any(nodes.allocatable[rows] < need, axis=1).tolist()
+            return [_resource_status(code, out) if code else None
+                    for code, out in zip(short.tolist(), never, strict=True)]
+        if isinstance(one, NodeReady):
+            if task.tolerations and tolerates_not_ready(task):
+                return [None] * len(rows)
+            return [None if ready else NOT_READY for ready in nodes.ready[rows].tolist()]
+        if isinstance(one, SpecFilter):
+            key = (one.name, one.key(task))
+            known = self._spec_statuses.get(key)
+            if known is None:
+                known = self._spec_statuses[key] = [
+                    None if (status := one.check(task, state)).ok else status
+                    for state in nodes.states]
+            return [known[row] for row in rows.tolist()]
+        return [None if (status := one.check(task, nodes.states[row])).ok else status
+                for row in rows.tolist()]
 
     def _codes(self, one: Filter, task: Task, nodes: NodeArrays, rows: Ints) -> Codes:
         if isinstance(one, NodeResourcesFit):
@@ -102,6 +146,15 @@ class RejectionTable:
                 [str(status) if not (status := one.check(task, state)).ok else ""
                  for state in nodes.states])
         return known
+
+
+@lru_cache(maxsize=16)
+def _resource_status(short: int, never: bool) -> Status:
+    """NodeResourcesFit's status for the short resources' bits: unresolvable when the node
+    has less than the pod asks for at all (NodeResourcesFit.check)."""
+    reasons = tuple(f"Insufficient {RESOURCE_NAMES[i]}" for i in range(3) if short & (1 << i))
+    return Status(Code.UNRESOLVABLE if never else Code.UNSCHEDULABLE, reasons,
+                  NodeResourcesFit.name)
 
 
 def _indexed(texts: list[str]) -> Codes:
