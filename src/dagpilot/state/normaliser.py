@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -78,6 +78,10 @@ class RunningStats:
 @dataclass(frozen=True)
 class Normaliser:
     stats: Mapping[str, RunningStats]  # by group name, every group of the schema
+    # per group: the scaled columns' means and divisors, worked out once (`apply` runs five
+    # times a decision, and the statistics never change)
+    _scaling: dict[str, tuple[Floats, Floats]] = field(default_factory=dict, compare=False,
+                                                       repr=False)
 
     @classmethod
     def fresh(cls) -> Normaliser:
@@ -115,8 +119,14 @@ class Normaliser:
             return out
         # (x - mean) / std clipped, in float64, over the scaled columns only (under half of a
         # node row: the per-decision (nodes, NODE.dim) array makes every pass cost).
-        z = np.subtract(np.asarray(values)[..., scaled], stats.mean[scaled], dtype=np.float64)
-        np.divide(z, np.where(stats.std > MIN_STD, stats.std, 1.0)[scaled], out=z)
+        scaling = self._scaling.get(group.name)
+        if scaling is None:
+            std = stats.std
+            scaling = self._scaling[group.name] = (stats.mean[scaled],
+                                                   np.where(std > MIN_STD, std, 1.0)[scaled])
+        mean, divisor = scaling
+        z = np.subtract(np.asarray(values)[..., scaled], mean, dtype=np.float64)
+        np.divide(z, divisor, out=z)
         np.clip(z, -CLIP_STD, CLIP_STD, out=z)
         out[..., scaled] = z
         return out

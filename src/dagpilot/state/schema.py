@@ -109,8 +109,9 @@ class FeatureGroup:
         """
         fixed_names = fixed.names if fixed is not None else frozenset()
         given = len(columns) + len(fixed_names)
-        if given != self.dim or not all(n in self._positions and n not in fixed_names
-                                        for n in columns):
+        names = columns.keys()  # set operations in C: this runs several times a decision
+        if given != self.dim or not (names <= self._positions.keys()
+                                     and names.isdisjoint(fixed_names)):
             missing = [n for n in self.names if n not in columns and n not in fixed_names]
             unknown = [n for n in columns if n not in self._positions]
             twice = [n for n in columns if n in fixed_names]
