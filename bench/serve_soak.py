@@ -31,10 +31,11 @@ the per-minute CPU p99s). Results go to bench/out/serve_soak.json.
 The simulator is the harness, not the serving process, and a finished episode's simulation is
 cyclic garbage (its kernel holds bound methods of its parts) that only a full collection frees:
 some 2,500 objects an episode, dead in the oldest generation until the collector's next full
-pass, and the pages that pile took stay resident. `--collect-episodes` collects at each episode
-boundary (outside the decisions' timing: the next decision may start late), to measure the
-serving process without the harness's garbage; by default the serving process's own collector
-takes it as it comes.
+pass, and the pages that pile took stay resident. A real serving process holds no
+simulator, so by default the soak collects at each episode boundary (outside the decisions'
+timing: the next decision may start late) and measures the serving process without the
+harness's garbage; `--keep-harness-garbage` leaves it to the serving process's own collector
+(docs/BENCHMARKS.md, run 3: about 7 MB of it).
 """
 
 from __future__ import annotations
@@ -208,13 +209,14 @@ def main() -> None:
     parser.add_argument("--models", type=Path, default=Path("models"), help="registry root")
     parser.add_argument("--minute-s", type=float, default=60.0,
                         help="seconds per sampling interval (shorter for a smoke run)")
-    parser.add_argument("--collect-episodes", action="store_true",
-                        help="collect each finished simulation at its episode's end")
+    parser.add_argument("--keep-harness-garbage", action="store_true",
+                        help="do not collect each finished simulation at its episode's end "
+                             "(the serving process's collector takes the harness's garbage)")
     args = parser.parse_args()
     if args.minutes < 2:
         parser.error("--minutes must be at least 2: growth is measured from minute 1")
     result = soak(args.models, args.minutes, args.rate, args.cpu, minute_s=args.minute_s,
-                  collect_episodes=args.collect_episodes)
+                  collect_episodes=not args.keep_harness_garbage)
     OUT.mkdir(exist_ok=True)
     (OUT / "serve_soak.json").write_text(json.dumps(result, indent=1))
     print(f"RSS growth minute 1 -> {args.minutes}: {result['rss_growth_minute1_to_end_mb']} MB "
