@@ -542,6 +542,9 @@ def train_command(
     ppo_horizon_h: Annotated[float, typer.Option(
         help="Hours of Poisson arrivals of the whole pool (at --load) in each PPO episode, "
         "instead of the curriculum's few jobs; 0: the curriculum.")] = 0.0,
+    rollout_lanes: Annotated[int, typer.Option(
+        min=1, help="PPO episodes run in lock-step, their decisions batched into one network "
+        "call (1: one by one, as before lock-step rollouts).")] = 8,
     backend: Annotated[str, typer.Option(help="local, or ray (rollouts as Ray actors).")] = (
         "local"),
     workers: Annotated[int, typer.Option(min=1, help="Ray rollout actors.")] = 2,
@@ -577,7 +580,7 @@ def train_command(
         iterations=iterations, episodes_per_iteration=episodes_per_iteration, replays=replays,
         seed=seed, bc_iterations=bc_iterations, load=load_factor, physics=_on_off(physics),
         checkpoint_every=checkpoint_every, eval_episodes=eval_episodes,
-        eval_horizon_h=eval_horizon_h, ppo_horizon_h=ppo_horizon_h,
+        eval_horizon_h=eval_horizon_h, ppo_horizon_h=ppo_horizon_h, rollout_lanes=rollout_lanes,
         bc=training.BCSettings(teacher=teacher),
         curriculum=training.CurriculumSettings(min_jobs=min(min_jobs, max_jobs),
                                                max_jobs=max_jobs))
