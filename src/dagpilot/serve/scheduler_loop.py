@@ -19,6 +19,7 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dagpilot.core.view import PodRef
@@ -105,7 +106,9 @@ class SchedulerLoop:
 
     # --- one round's parts -------------------------------------------------------------
 
-    def _eligible(self) -> list[PodRef]:
+    def _eligible(self) -> Sequence[PodRef]:
+        if not self.unschedulable and not self.retries:  # nothing held back: every pod
+            return self.view.pending
         now = time.monotonic()
         return [pod for pod in self.view.pending
                 if self.unschedulable.eligible(pod.uid, now)
@@ -183,7 +186,7 @@ class SchedulerLoop:
         self.retries.hold(pod.uid, time.monotonic(), result.detail)
         self.retries.cluster_changed()  # a retry waits for its backoff, not for a change
 
-    def _hold(self, pods: list[PodRef]) -> None:
+    def _hold(self, pods: Sequence[PodRef]) -> None:
         """Nothing fits: each pod is held back, with kube-scheduler's message when new."""
         view, now = self.view, time.monotonic()
         every = range(len(view.cluster.nodes))
@@ -211,9 +214,10 @@ class SchedulerLoop:
         if view.cluster is not self._cluster or rows is None or len(rows) > 0:
             self._cluster = view.cluster
             self.unschedulable.cluster_changed()
-        pending = {pod.uid for pod in view.pending}
-        self.unschedulable.keep_only(pending)
-        self.retries.keep_only(pending)
+        if self.unschedulable or self.retries:
+            pending = {pod.uid for pod in view.pending}
+            self.unschedulable.keep_only(pending)
+            self.retries.keep_only(pending)
 
     def _serving_gauges(self) -> None:
         self.metrics.queue_depth.set(len(self.view.pending))
