@@ -6,6 +6,7 @@ server accepts (server-side dry run)."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from dagpilot.sandbox.state import SandboxState
 from dagpilot.serve.explanation import DECISION_ANNOTATION
 from dagpilot.serve.place import live_cluster, place
 from dagpilot.serve.shadow import ShadowLoop
+from dagpilot.serve.shadow_regret import regrets
 from dagpilot.serve.shadow_report import report
 from tests.live.kube import WORKFLOWS, admin, items, namespace, wait_for
 from tests.live.serve.scheduler_env import MODELS, all_bound, config, create_pods, pod, running
@@ -60,6 +62,16 @@ def test_shadow_mode_journals_what_dagpilot_would_do_and_binds_nothing(
     document = report(journal, MODELS)
     assert (document["with_outcome"], document["agreed"]) == (4, 2)
     assert document["jobs"] == 4 and document["estimate"]["nodes"] == len(others)
+    # the canary gate's shadow regret on this real journal: the serving version's agrees with
+    # the report's estimate (the same replays), another version's comes from its own model
+    estimate = document["estimate"]
+    serving = (MODELS / "current").resolve().name  # the version `report` replays
+    other = "2026-11-30.2"  # the registry's other version of this feature schema
+    assert other != serving
+    found = regrets(journal, MODELS, (serving, other))
+    assert set(found) == {serving, other} and all(math.isfinite(v) for v in found.values())
+    assert found[serving] == pytest.approx(
+        estimate["dagpilot_mean_jct_s"] / estimate["kube_default_mean_jct_s"] - 1.0)
 
 
 def test_place_on_the_live_state_prints_a_workflow_the_api_server_accepts(
