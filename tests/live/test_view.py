@@ -317,3 +317,35 @@ def test_the_arrays_are_read_only() -> None:
     view, _ = _view()
     for array in (*view.resource_arrays(), view.ready_mask(), view.signal_arrays()):
         assert isinstance(array, np.ndarray) and not array.flags.writeable
+
+
+def _pending_ids(view: LiveView) -> list[tuple[int, str, str]]:
+    return [(ref.uid, ref.job.id, ref.task.id) for ref in view.pending]
+
+
+def test_the_pending_list_kept_step_by_step_is_the_one_rebuilt_from_scratch() -> None:
+    # The view cuts a placed, bound or deleted pod out of its pending list in place. The same
+    # view with its list thrown away rebuilds it from the pods: they must agree at every step.
+    rng = np.random.default_rng(11)
+    names = [f"p{i:02d}" for i in range(40)]
+    view, _ = _view(pods=[pod(name, created=f"2026-12-01T10:00:{i:02d}Z")
+                          for i, name in enumerate(names)])
+    cut = 0
+    for step in range(400):
+        refs = {ref.task.id: ref for ref in view.pending}
+        name = names[int(rng.integers(len(names)))]
+        action = int(rng.integers(4))
+        if action == 0 and name in refs:
+            view.assume(refs[name], SPECS[0].name)
+        elif action == 1:  # bound by the watch (our bind, or another scheduler's)
+            _pod_event(view, pod(name, node_name=SPECS[1].name, version=step + 2))
+        elif action == 2:
+            _pod_event(view, pod(name, version=step + 2), "DELETED")
+        else:  # created again (or still there), later than the others
+            _pod_event(view, pod(name, created="2026-12-01T11:00:00Z", version=step + 2),
+                       "ADDED")
+        kept = _pending_ids(view)
+        cut += len(kept) < len(refs)
+        view._pending_view = None  # what a rebuild from the pods gives
+        assert kept == _pending_ids(view), step
+    assert cut > 100  # the in-place path was taken

@@ -94,6 +94,7 @@ class LiveView:
         self._pending: dict[str, tuple[float, int]] = {}  # uid -> order key, insertion order
         self._pending_sorted = True
         self._pending_view: tuple[PodRef, ...] | None = ()
+        self._pending_uids: list[str] = []  # the view's pods' uids, in its order
         self._refs: dict[str, PodRef] = {}
         self._singles: dict[str, Job] = {}
         self._numbers: dict[str, int] = {}
@@ -216,8 +217,9 @@ class LiveView:
             if not self._pending_sorted:
                 self._pending = dict(sorted(self._pending.items(), key=lambda item: item[1]))
                 self._pending_sorted = True
-            refs = (self._ref(uid) for uid in self._pending)
-            self._pending_view = tuple(ref for ref in refs if ref is not None)
+            pairs = [(uid, ref) for uid in self._pending if (ref := self._ref(uid)) is not None]
+            self._pending_uids = [uid for uid, _ in pairs]
+            self._pending_view = tuple(ref for _, ref in pairs)
         return self._pending_view
 
     def job_nodes(self, job_id: str) -> Sequence[str]:
@@ -490,7 +492,20 @@ class LiveView:
                 self._pending[uid] = key
             self._pending_view = None
         elif self._pending.pop(uid, None) is not None:
-            self._pending_view = None
+            self._left_pending(uid)
+
+    def _left_pending(self, uid: str) -> None:
+        """The pending view without one pod, cut out in place: a rebuild would read every
+        pending pod's ref again, once per placement of a standing backlog."""
+        view = self._pending_view
+        if view is None:
+            return
+        try:
+            at = self._pending_uids.index(uid)
+        except ValueError:
+            return  # it had no ref, so it was not in the view
+        del self._pending_uids[at]
+        self._pending_view = view[:at] + view[at + 1:]
 
     def _job_id(self, uid: str, record: PodRecord) -> str:
         ref = self._ref(uid)
