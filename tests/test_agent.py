@@ -158,6 +158,8 @@ def test_a_model_published_and_loaded_back_gives_identical_outputs(tmp_path: Pat
         assert torch.equal(original.model(batch).values, loaded.model(batch).values)
     config = json.loads((tmp_path / "models" / "v1" / "config.json").read_text())
     assert config["policy"] == SMALL.to_dict()
+    built = json.loads((folder / "metadata.json").read_text())["built_with"]
+    assert built["torch"] == torch.__version__ and built["machine"] and built["cpu"]
 
 
 def test_a_tampered_model_is_refused_at_load(tmp_path: Path) -> None:

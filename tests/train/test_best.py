@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 
 from dagpilot.policy import PolicyConfig, PolicyNet
 from dagpilot.state import Normaliser
@@ -50,6 +51,7 @@ def test_best_is_the_selected_folder_with_its_selection_in_the_metadata(tmp_path
     for name in ("weights.pt", "normaliser.json", "config.json"):
         assert (tmp_path / "best" / name).read_bytes() == (chosen / name).read_bytes()
     metadata = json.loads((tmp_path / "best" / "metadata.json").read_text())
+    assert metadata.pop("built_with")["torch"] == torch.__version__  # export_model's record
     assert metadata == {"ppo_iterations_done": 1,
                         "selected": {"by": "eval_ratio", "iteration": 1, "ratio": 0.95}}
 

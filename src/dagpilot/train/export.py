@@ -3,7 +3,8 @@
     weights.pt        torch.save(state_dict): a zip archive, loadable with weights_only=True
     normaliser.json   the feature statistics (state.Normaliser.to_json)
     config.json       {"feature_schema_version", "format", "policy": network sizes}
-    metadata.json     training command, seed, data, git commit, teacher, figures
+    metadata.json     training command, seed, data, git commit, teacher, figures, and what
+                      built it (torch, Python, platform, CPU model)
 
 A folder is written beside its final name and renamed into place, so a checkpoint is never
 seen half-written.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import platform
 import shutil
 import subprocess
 from collections.abc import Mapping
@@ -50,11 +52,31 @@ def export_model(folder: Path, model: PolicyNet, normaliser: Normaliser,
                scratch / WEIGHTS)
     (scratch / NORMALISER).write_text(normaliser.to_json())
     (scratch / CONFIG).write_text(json.dumps(model_config(model), indent=1))
-    (scratch / METADATA).write_text(json.dumps(dict(metadata), indent=1, allow_nan=False))
+    document = {**metadata, "built_with": built_with()}
+    (scratch / METADATA).write_text(json.dumps(document, indent=1, allow_nan=False))
     if folder.exists():
         shutil.rmtree(folder)
     scratch.rename(folder)
     return folder
+
+
+def built_with() -> dict[str, str]:
+    """What made the weights: a rerun of the same command on another CPU model or torch
+    build gives similar, not identical, weights (float sums in other orders, other kernels;
+    docs/TRAINING.md), so a model says where it was trained."""
+    return {"torch": torch.__version__, "python": platform.python_version(),
+            "platform": platform.platform(), "machine": platform.machine(),
+            "cpu": _cpu_model()}
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
 
 
 def check_publishable(root: Path, version: str) -> None:
