@@ -92,6 +92,9 @@ def run_group(model: PolicyNet, agents: Sequence[Agent], cluster: Cluster,
         waiting = [(lane, ready) for lane in lanes if (ready := lane.next_decision())]
         if not waiting:
             break
+        if len({ready.policy_input.shape[1] for _, ready in waiting}) != 1:
+            # `Agent.choose` reads a lane's grid as the first C x N entries of its row
+            raise ValueError("a lock-step group's episodes must share one cluster's nodes")
         with torch.inference_mode():
             output = model(collate([ready.policy_input for _, ready in waiting]))
             decisions = [lane.agent.choose(lane.view, ready, output.logits[row],
