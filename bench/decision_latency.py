@@ -8,14 +8,15 @@ arrives as a Poisson process at 0.8 of the cluster's cores, and the `dagpilot` s
 start-up heap frozen, collections deferred past each decision; no explanations) places the
 pods. After a warm-up, each view it decides on is also given to a second one that explains
 its placements (its own copy of the model, so neither reuses the other's graph summaries or
-signal memory) and to `kube-default`'s `decide`, the reference; the three calls run in
-rotating order and only they are timed (wall time, and the thread's CPU time, which other
-processes on a shared machine disturb less). A call that finds no feasible pod counts too (it
-is a decision: "nothing fits"). A third explaining copy, `prepared`, is told of each scrape as
-a serving loop would be when new metrics land (`DagpilotScheduler.prepare`, untimed for the
-decision: the scrape's node features, normalised rows and node embeddings are then computed
-off the decision path; their CPU is reported on its own, as `prepare`); its placements,
-explanations included, must equal the explaining copy's (`prepared_disagreements`).
+signal memory) and to `kube-default`'s `decide`, the reference; the calls (four, with the
+`prepared` copy below) run in rotating order and only they are timed (wall time, and the
+thread's CPU time, which other processes on a shared machine disturb less). A call that
+finds no feasible pod counts too (it is a decision: "nothing fits"). A third explaining
+copy, `prepared`, is told of each scrape as a serving loop would be when new metrics land
+(`DagpilotScheduler.prepare`, untimed for the decision: the scrape's node features,
+normalised rows and node embeddings are then computed off the decision path; their CPU is
+reported on its own, as `prepare`); its placements, explanations included, must equal the
+explaining copy's (`prepared_disagreements`).
 
 The model is the registry's current one when `--models` (default `models`) holds one, else a
 freshly initialised PolicyNet with fresh normaliser statistics: an untrained network costs the
