@@ -76,7 +76,10 @@ def test_the_webhook_and_extender_tables_are_their_routes() -> None:
 def stub_extender() -> SimpleNamespace:
     def verb(body: bytes) -> dict[str, Any]:
         return {"NodeNames": [], "FailedNodes": {}, "Error": ""}
-    return SimpleNamespace(filter=verb, prioritize=verb, calls=Counter(),
+
+    def scores(body: bytes) -> dict[str, int]:
+        return {"node-a": 10}  # {Host: Score}, as Extender.prioritize answers
+    return SimpleNamespace(filter=verb, prioritize=scores, calls=Counter(),
                            view=SimpleNamespace(cluster=SimpleNamespace(nodes=[])))
 
 
