@@ -109,6 +109,8 @@ class Agent:
         self.normaliser = normaliser
         self.explain = explain
         self._decoder = Decoder(filter_names)
+        self._names_of: Cluster | None = None
+        self._names: npt.NDArray[np.object_] = np.empty(0, dtype=object)
         self.reset()
 
     @property
@@ -199,9 +201,16 @@ class Agent:
         with torch.inference_mode():
             conditional = torch.exp(log_probs(self.model.logits(collate(
                 [self._policy_input(observed)])))[0]).numpy()
-        rows = np.flatnonzero(feasible).tolist()
-        return Ranking(pod, tuple(view.cluster.nodes[i].name for i in rows),
-                       tuple(float(conditional[i]) for i in rows), rejected)
+        rows = np.flatnonzero(feasible)
+        return Ranking(pod, tuple(self._node_names(view.cluster)[rows].tolist()),
+                       tuple(conditional[rows].tolist()), rejected)
+
+    def _node_names(self, cluster: Cluster) -> npt.NDArray[np.object_]:
+        """The cluster's node names as an array (an extender answers about every node)."""
+        if self._names_of is not cluster:
+            self._names_of = cluster
+            self._names = np.array([spec.name for spec in cluster.nodes], dtype=object)
+        return self._names
 
     def _policy_input(self, observed: Observed) -> PolicyInput:
         return PolicyInput(self._normalised.normalise(self.normaliser, observed.raw),
