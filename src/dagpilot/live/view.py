@@ -95,6 +95,7 @@ class LiveView:
         self._pending_sorted = True
         self._pending_view: tuple[PodRef, ...] | None = ()
         self._pending_uids: list[str] = []  # the view's pods' uids, in its order
+        self.samples = 0  # signal samples applied so far (each: new metrics on the nodes)
         self._refs: dict[str, PodRef] = {}
         self._singles: dict[str, Job] = {}
         self._numbers: dict[str, int] = {}
@@ -190,6 +191,7 @@ class LiveView:
         sample = self.poller.latest if self.poller is not None else None
         if sample is not self._sample and sample is not None:
             self._sample = sample
+            self.samples += 1
             self.table.measure(sample.readings, [q.column for q in self.poller.queries]
                                if self.poller else list(MEASURED), sample.gpus_free)
         self._now = max(self._now, self.clock())

@@ -93,7 +93,7 @@ class CanaryModel:
                         self.error)
             return None
         self.error = None
-        return Serving(greedy_policy(agent), version)
+        return Serving(greedy_policy(agent), version, agent.prepare)
 
     def start(self) -> None:
         self._refresher.start()

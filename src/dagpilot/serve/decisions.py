@@ -70,6 +70,22 @@ class Decider:
         return Choice(decision.placement, MODEL, serving.version, decision=decision,
                       decision_s=elapsed)
 
+    def prepare(self, view: ClusterView) -> None:
+        """New metrics landed in `view`: the model re-encodes the nodes now, between
+        decisions, instead of inside the next one. Through the runner, so it never overlaps
+        a decision of the policy thread; skipped while a late call still runs; a failure is
+        logged and the next decision encodes as it always could."""
+        serving = self.source.current()
+        if serving is None or serving.prepare is None:
+            return
+        prepare = serving.prepare
+        try:
+            self.runner.call(lambda: prepare(view))
+        except (DeadlinePassed, PolicyBusy):
+            return
+        except Exception:  # a defect here must not stop scheduling
+            log.exception("preparing model %s for new metrics failed", serving.version)
+
     def _fallback(self, view: ClusterView, reason: str, started: float) -> Choice:
         placement = self.fallback.decide(view)
         return Choice(placement, FALLBACK if placement is not None else UNSCHEDULABLE, None,

@@ -89,6 +89,12 @@ class NodeSetDecider(Decider):
             return Choice(None, UNSCHEDULABLE, None)
         return replace(last, decision_s=spent)
 
+    def prepare(self, view: ClusterView) -> None:
+        """As Decider.prepare, unless a canary splits the nodes: each model then decides on
+        a view of its own node set, which the whole view would not prepare."""
+        if self.canary.plan() is None:
+            super().prepare(view)
+
     def _stable(self, view: ClusterView) -> Choice:
         return super().decide(view)
 

@@ -31,6 +31,9 @@ Policy = Callable[[ClusterView], Decision]
 class Serving:
     policy: Policy
     version: str
+    # the node side of the next decision brought up to date when new metrics land, between
+    # decisions (Agent.prepare); None: nothing to prepare
+    prepare: Callable[[ClusterView], None] | None = None
 
 
 def greedy_policy(agent: Agent) -> Policy:
@@ -78,7 +81,7 @@ class ModelPolicy:
 
     def _swap(self, model: LoadedModel) -> None:
         agent = agent_from_files(model.state_dict, model.normaliser, model.config)
-        self._serving = Serving(greedy_policy(agent), model.version)
+        self._serving = Serving(greedy_policy(agent), model.version, agent.prepare)
         self.load_error = None
         self.reloads += 1
         log.info("serving model %s", model.version)

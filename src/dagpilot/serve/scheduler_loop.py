@@ -1,6 +1,7 @@
 """The custom scheduler's loop: sync the view, decide, assume, bind; never block a pod.
 
-One thread owns the view. Each round it applies what the watches brought (`sync`), collects
+One thread owns the view. Each round it applies what the watches brought (`sync`; a new
+metrics sample is encoded into the model then, between decisions: `Decider.prepare`), collects
 the binds that came back (a failed one is forgotten, so the pod is pending again), and, while
 this replica leads, decides for the pods the unschedulable queue lets through: each placement
 is assumed in the view at once (the next decision already counts it) and bound by the binder's
@@ -63,6 +64,7 @@ class SchedulerLoop:
         self.dropped = 0  # placements of pods no longer pending when they came to be bound
         self._decoder = Decoder()  # the filters' reasons, for unschedulable messages
         self._token = -1
+        self._prepared = 0  # the view's signal samples the model was prepared for
         self._cluster = view.cluster
         self._decided: dict[str, str] = {}  # API uid -> namespace/name, until the pod ends
         self._ended: queue.SimpleQueue[PodRecord] = queue.SimpleQueue()
@@ -80,6 +82,9 @@ class SchedulerLoop:
         view = self.view
         view.wakeup.clear()
         view.sync()
+        if view.samples != self._prepared and self.leader.is_leader:
+            self._prepared = view.samples  # new metrics: encoded now, not in the next decision
+            self.decider.prepare(view)
         for result in self.binder.done():
             self._settled(result)
         self._record_ends()
