@@ -105,7 +105,7 @@ def page_cache_polluted(memory_current: npt.ArrayLike, memory_used: npt.ArrayLik
     return np.asarray(page_cache_ratio(memory_current, memory_used) > PAGE_CACHE_POLLUTION_RATIO)
 
 
-def scrapes_missed(now_s: float, sampled_s: npt.ArrayLike, interval_s: float) -> Floats:
+def scrapes_missed(now_s: float | Floats, sampled_s: npt.ArrayLike, interval_s: float) -> Floats:
     """Whole scrape intervals since the sample: the scrapes that were due and brought nothing.
 
     Whole intervals, not the continuous age: within an interval the placements since the

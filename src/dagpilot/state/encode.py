@@ -28,10 +28,13 @@ def encode(view: ClusterView, candidates: Sequence[PodRef], normaliser: Normalis
 
 
 def observe(view: ClusterView, candidates: Sequence[PodRef],
-            context: EncodeContext | None = None) -> Observation:
-    """Raw (not normalised) features of the view's nodes and of the candidate pods."""
+            context: EncodeContext | None = None, *,
+            nodes: npt.NDArray[np.float32] | None = None) -> Observation:
+    """Raw (not normalised) features of the view's nodes and of the candidate pods; `nodes`:
+    the node rows computed already (`state.lane_nodes`, several views at once)."""
     context = context or EncodeContext()
-    nodes = context.node_features(view)
+    if nodes is None:
+        nodes = context.node_features(view)
     jobs: dict[str, JobNow] = {}
     for pod in candidates:
         if pod.job.id not in jobs:

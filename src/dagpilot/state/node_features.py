@@ -40,8 +40,9 @@ def _one_hots(prefix: str, slots: tuple[str, ...], levels: Ints) -> dict[str, Bo
 
 
 @dataclass(frozen=True)
-class _NodeInputs:
-    """What the per-node figures are computed from, one entry per node."""
+class NodeInputs:
+    """What the per-node figures are computed from, one entry per node (`stacked`: the
+    rows of several views one after another, `state.lane_nodes`)."""
 
     allocatable: Floats  # (nodes, 3)
     free: Floats  # (nodes, 3)
@@ -63,9 +64,17 @@ def node_features(view: ClusterView, statics: NodeStatics, signals: sig.SignalAr
     a row is computed from that node alone, by the same element-wise operations, so a row is
     the same whichever other rows are asked for. The streaks then count those nodes' samples
     only: the caller vouches that no other node has a new sample."""
-    nodes = _inputs(view, statics, signals, streaks, rows)
+    nodes = node_inputs(view, statics, signals, streaks, rows)
+    return NODE.stack(node_columns(nodes, view.now_s, calibration), len(nodes.ready),
+                      nodes.fixed)
+
+
+def node_columns(nodes: NodeInputs, now_s: float | Floats,
+                 calibration: Calibration) -> dict[str, npt.ArrayLike]:
+    """The NODE columns not fixed, from the inputs; `now_s` per row or one for all. Every
+    figure is element-wise, so a row does not depend on which rows are computed with it."""
     free, allocatable = nodes.free, nodes.allocatable
-    columns: dict[str, npt.ArrayLike] = {
+    return {
         "cpu_free_cores": free[:, CPU],
         "cpu_free_share": _share(free[:, CPU], allocatable[:, CPU]),
         "memory_free_gib": free[:, MEMORY] / GIB,
@@ -75,14 +84,14 @@ def node_features(view: ClusterView, statics: NodeStatics, signals: sig.SignalAr
         "not_ready": ~nodes.ready,
         **_usage(nodes.signals, allocatable),
         **_storage(nodes),
-        **freshness(view.now_s, nodes.signals.column(sig.SAMPLED_S), calibration),
+        **freshness(now_s, nodes.signals.column(sig.SAMPLED_S), calibration),
     }
-    return NODE.stack(columns, len(nodes.ready), nodes.fixed)
 
 
-def _inputs(view: ClusterView, statics: NodeStatics, signals: sig.SignalArrays,
-            streaks: AwaitStreaks, rows: Ints | None) -> _NodeInputs:
-    """The inputs of every node, or of the nodes at `rows` (nothing computed for others)."""
+def node_inputs(view: ClusterView, statics: NodeStatics, signals: sig.SignalArrays,
+                streaks: AwaitStreaks, rows: Ints | None = None) -> NodeInputs:
+    """The inputs of every node, or of the nodes at `rows` (nothing computed for others);
+    counts new samples into `streaks`."""
     allocatable, allocated = view.resource_arrays()
     ready, nominal, fixed = view.ready_mask(), statics.nominal_await_ms, statics.fixed
     if rows is not None:
@@ -93,7 +102,7 @@ def _inputs(view: ClusterView, statics: NodeStatics, signals: sig.SignalArrays,
     level = bands.await_level(signals.column(sig.AWAIT_MS), nominal)
     runs = streaks.observe(signals.column(sig.SAMPLED_S), level >= bands.CONGESTED_LEVEL, rows)
     best = statics.gpus.free_on_best_complex(free[:, GPUS], view.nodes, rows)
-    return _NodeInputs(allocatable, free, best, level, runs, ready, nominal, signals, fixed)
+    return NodeInputs(allocatable, free, best, level, runs, ready, nominal, signals, fixed)
 
 
 def _usage(signals: sig.SignalArrays, allocatable: Floats) -> dict[str, npt.ArrayLike]:
@@ -116,7 +125,7 @@ def _usage(signals: sig.SignalArrays, allocatable: Floats) -> dict[str, npt.Arra
     }
 
 
-def _storage(nodes: _NodeInputs) -> dict[str, npt.ArrayLike]:
+def _storage(nodes: NodeInputs) -> dict[str, npt.ArrayLike]:
     await_ms = nodes.signals.column(sig.AWAIT_MS)
     ratio = np.maximum(bands.await_ratio(await_ms, nodes.nominal_await_ms), 1.0)  # 0: no scrape
     return {
@@ -129,7 +138,7 @@ def _storage(nodes: _NodeInputs) -> dict[str, npt.ArrayLike]:
     }
 
 
-def freshness(now_s: float, sampled_s: Floats,
+def freshness(now_s: float | Floats, sampled_s: Floats,
               calibration: Calibration) -> dict[str, npt.ArrayLike]:
     """The columns that move with the clock alone: the scrapes each node's signals missed."""
     missed = bands.scrapes_missed(now_s, sampled_s, calibration.scrape_interval_s)

@@ -28,13 +28,15 @@ from dataclasses import dataclass, field
 
 import torch
 
-from dagpilot.agent import NAME, Agent, Ready
+from dagpilot.agent import NAME, Agent
 from dagpilot.core.config import SimSettings
 from dagpilot.core.types import Cluster
 from dagpilot.core.view import ClusterView
 from dagpilot.policy import PolicyNet, collate
 from dagpilot.sim import SimEnv
+from dagpilot.state import Normaliser
 from dagpilot.state.observation import Observation
+from dagpilot.train.lane_encoder import LaneEncoder, Shortlist, ready_all
 from dagpilot.train.rollout import Episode, EpisodeSummary, record_step, run_episode
 from dagpilot.train.scenarios import EpisodeTask
 
@@ -45,9 +47,11 @@ pass per group instead of one per step, a tenth of a lock-step round's cost othe
 
 @dataclass
 class _Lane:
-    """One episode of a group: its simulator, agent, generator and the episode so far."""
+    """One episode of a group: its simulator, agent, encoder, generator and the episode so
+    far."""
 
     agent: Agent
+    encoder: LaneEncoder
     env: SimEnv
     generator: torch.Generator
     episode: Episode
@@ -62,13 +66,13 @@ class _Lane:
             self.episode.statistics = self.episode.statistics.update_all(self.raw)
             self.raw.clear()
 
-    def next_decision(self) -> Ready | None:
-        """Step on through views with nothing feasible; the input of the next decision, or
-        None when the episode ended."""
+    def next_shortlist(self) -> Shortlist | None:
+        """Step on through views with nothing feasible; the candidates of the next decision,
+        or None when the episode ended."""
         while not self.done:
-            ready = self.agent.ready(self.view)
-            if ready is not None:
-                return ready
+            shortlist = self.encoder.shortlist(self.view)
+            if shortlist is not None:
+                return shortlist
             self.view, reward, self.done, _ = self.env.step(None)
             self.steps += 1
             if self.episode.rewards:
@@ -86,12 +90,17 @@ def run_group(model: PolicyNet, agents: Sequence[Agent], cluster: Cluster,
     if len(tasks) == 1:
         return [run_episode(agents[0], cluster, settings, tasks[0], statistics=statistics)]
     started = time.perf_counter()
+    normaliser = _one_normaliser(agents)
     lanes = [_start(agent, cluster, settings, task) for agent, task in zip(agents, tasks,
                                                                          strict=True)]
     while True:
-        waiting = [(lane, ready) for lane in lanes if (ready := lane.next_decision())]
-        if not waiting:
+        shortlisted = [(lane, shortlist) for lane in lanes
+                       if (shortlist := lane.next_shortlist())]
+        if not shortlisted:
             break
+        waiting = list(zip((lane for lane, _ in shortlisted), ready_all(
+            [(lane.encoder, lane.view, shortlist) for lane, shortlist in shortlisted],
+            normaliser), strict=True))
         if len({ready.policy_input.shape[1] for _, ready in waiting}) != 1:
             # `Agent.choose` reads a lane's grid as the first C x N entries of its row
             raise ValueError("a lock-step group's episodes must share one cluster's nodes")
@@ -116,9 +125,18 @@ def run_group(model: PolicyNet, agents: Sequence[Agent], cluster: Cluster,
     return [lane.episode for lane in lanes]
 
 
+def _one_normaliser(agents: Sequence[Agent]) -> Normaliser:
+    """The lanes' normaliser: one for all (a snapshot's), or the group cannot be batched."""
+    normaliser = agents[0].normaliser
+    if any(agent.normaliser is not normaliser for agent in agents):
+        raise ValueError("a lock-step group's agents must share one normaliser")
+    return normaliser
+
+
 def _start(agent: Agent, cluster: Cluster, settings: SimSettings, task: EpisodeTask) -> _Lane:
     env = SimEnv(task.jobs, cluster, settings, NAME)
     agent.reset()
     view = env.reset(task.sim_seed)
-    return _Lane(agent, env, torch.Generator().manual_seed(task.sample_seed),
+    return _Lane(agent, LaneEncoder(agent.config), env,
+                 torch.Generator().manual_seed(task.sample_seed),
                  Episode(task.scenario, task.replay), view, done=env.done)
