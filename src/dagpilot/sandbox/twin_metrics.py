@@ -13,6 +13,8 @@ from collections.abc import Iterator
 
 from dagpilot.live.node_agent import metric_names as m
 from dagpilot.sandbox.twin_model import TwinModel
+from dagpilot.sim import physics
+from dagpilot.sim.nodes import SimNode
 from dagpilot.sim.pod import Phase
 
 SOURCE = "twin"
@@ -80,10 +82,21 @@ def _pod_samples(name: str, model: TwinModel, uids: dict[str, str]) -> Iterator[
         if pod.phase != Phase.RUNNING or key not in uids:
             continue
         labels = {"node": pod.node.spec.name, "pod_uid": uids[key], "qos": "burstable"}
-        usage = float(pod.working + pod.cache)
+        cache = _cache_held(pod.cache, pod.node)
+        usage = float(pod.working + cache)
         value = {m.POD_MEMORY_USAGE_BYTES: usage, m.POD_MEMORY_RSS_BYTES: float(pod.working),
-                 m.POD_PAGE_CACHE_BYTES: float(pod.cache), m.POD_MEMORY_PEAK_BYTES: usage,
+                 m.POD_PAGE_CACHE_BYTES: cache, m.POD_MEMORY_PEAK_BYTES: usage,
                  m.POD_PAGE_CACHE_RATIO: usage / pod.working if pod.working else math.nan,
                  m.POD_CPU_SECONDS_TOTAL: pod.cpu_used * (model.now_s - pod.started_s)}[name]
         if math.isfinite(value):
             yield _line(name, value, **labels)
+
+
+def _cache_held(wanted: int, node: SimNode) -> float:
+    """The pod's page cache as the kernel holds it: its share of what its node keeps once
+    working sets and cache together pass the capacity (physics.cache_held), as a cgroup's
+    memory.stat file counts it, not what the pod would cache with room to spare."""
+    total = node.mem_cache
+    if not total:
+        return float(wanted)
+    return wanted * physics.cache_held(node.mem_working, total, node.mem_capacity) / total
