@@ -3,8 +3,9 @@
 Each lane keeps what an agent keeps for its own episode (the decoder with its filters and the
 encoder memory); a round first shortlists each lane's view (a lane with nothing feasible steps
 on, as before), then computes the node features of all the lanes' views stacked
-(`state.lane_nodes`) and normalises them in one call, and encodes the rest (candidates' tasks,
-job graphs, distances) lane by lane. Each lane's input is the one `Agent.ready` gives the same
+(`state.lane_nodes`) and normalises them in one call, encodes the rest (candidates' tasks,
+job graphs, distances) lane by lane, and normalises those groups stacked again
+(`state.lane_normalise`). Each lane's input is the one `Agent.ready` gives the same
 view with the same memory, bit for bit (tests/train/test_lane_encoder.py): only the number of
 numpy calls changes. A lane's agent still makes the choice (`Agent.choose`: its own decoder
 turns the pick into a placement, which without explanations reads no memory).
@@ -23,6 +24,7 @@ from dagpilot.decide.root_complex_mask import Bias
 from dagpilot.policy import PolicyConfig, PolicyInput
 from dagpilot.state import EncodeContext, Normaliser, observe
 from dagpilot.state.lane_nodes import stacked_node_features
+from dagpilot.state.lane_normalise import normalise_lanes
 from dagpilot.state.normalised_nodes import NormalisedNodes
 from dagpilot.state.schema import NODE
 
@@ -54,12 +56,15 @@ def ready_all(lanes: Sequence[tuple[LaneEncoder, ClusterView, Shortlist]],
     views = [view for _, view, _ in lanes]
     raw = stacked_node_features(views, [encoder.context for encoder in encoders])
     normalised = None if raw is None else normaliser.apply(NODE, raw)
-    ready = []
-    for lane, (encoder, view, (candidates, bias)) in enumerate(lanes):
-        nodes = None if raw is None else raw[lane]
-        observation = observe(view, candidates.pods, encoder.context, nodes=nodes)
-        rows = (encoder.normalised.nodes(normaliser, observation.node_features)
-                if normalised is None else normalised[lane])
-        ready.append(Ready(Observed(candidates, observation, bias), PolicyInput(
-            normaliser.normalise(observation, nodes=rows), candidates.feasible, bias)))
-    return ready
+    observations, rows = [], []
+    for lane, (encoder, view, (candidates, _)) in enumerate(lanes):
+        observation = observe(view, candidates.pods, encoder.context,
+                              nodes=None if raw is None else raw[lane])
+        observations.append(observation)
+        rows.append(encoder.normalised.nodes(normaliser, observation.node_features)
+                    if normalised is None else normalised[lane])
+    return [Ready(Observed(candidates, raw_observation, bias),
+                  PolicyInput(observation, candidates.feasible, bias))
+            for (_, _, (candidates, bias)), raw_observation, observation in zip(
+                lanes, observations, normalise_lanes(normaliser, observations, rows),
+                strict=True)]
