@@ -35,15 +35,31 @@ def observe(view: ClusterView, candidates: Sequence[PodRef],
     context = context or EncodeContext()
     if nodes is None:
         nodes = context.node_features(view)
+    jobs = candidate_jobs(view, candidates, context)
+    return assemble(view, candidates, context, nodes=nodes, jobs=jobs,
+                    tasks=task_features(candidates, jobs, view.now_s))
+
+
+def candidate_jobs(view: ClusterView, candidates: Sequence[PodRef],
+                   context: EncodeContext) -> dict[str, JobNow]:
+    """The candidates' jobs as they stand now, by job id in order of first candidate."""
     jobs: dict[str, JobNow] = {}
     for pod in candidates:
         if pod.job.id not in jobs:
             jobs[pod.job.id] = context.job(view, pod.job)
+    return jobs
+
+
+def assemble(view: ClusterView, candidates: Sequence[PodRef], context: EncodeContext, *,
+             nodes: npt.NDArray[np.float32], jobs: dict[str, JobNow],
+             tasks: npt.NDArray[np.float32]) -> Observation:
+    """The raw observation from its node and task rows (computed already, one view at a
+    time or several together) and the candidates' jobs: their graphs and distances."""
     job_row = {job_id: row for row, job_id in enumerate(jobs)}
     graphs = _graphs(candidates, jobs, context)
     return Observation(
         node_features=nodes,
-        task_features=task_features(candidates, jobs, view.now_s),
+        task_features=tasks,
         pair_features=_pairs(view, context, jobs),
         pair_job=np.array([job_row[pod.job.id] for pod in candidates], dtype=np.int64),
         graph_features=_stack([g.features for g in graphs], (context.graph_tasks, GRAPH.dim)),

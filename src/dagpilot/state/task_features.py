@@ -88,6 +88,24 @@ def task_features(candidates: Sequence[PodRef], jobs: Mapping[str, JobNow],
     count = len(candidates)
     if not count:
         return np.zeros((0, TASK.dim), dtype=np.float32)
+    inputs = task_inputs(candidates, jobs)
+    return TASK.stack(moving_columns(inputs, now_s), count, inputs.fixed)
+
+
+@dataclass(frozen=True)
+class TaskInputs:
+    """What the candidates' rows are computed from, one entry per candidate (`stacked`: the
+    candidates of several decisions one after another, `state.lane_tasks`)."""
+
+    candidates: Sequence[PodRef]
+    per_job: list[JobNow]  # each candidate's job
+    tasks: Ints  # each candidate's task position in its job
+    fixed: FixedColumns  # the columns of the task alone, gathered
+
+
+def task_inputs(candidates: Sequence[PodRef], jobs: Mapping[str, JobNow]) -> TaskInputs:
+    """The candidates' jobs and task positions, and their fixed columns gathered."""
+    count = len(candidates)
     per_job = [jobs[pod.job.id] for pod in candidates]
     tasks = np.array([job.statics.index_of[pod.task.id] for pod, job in zip(
         candidates, per_job, strict=True)], dtype=np.int64)
@@ -95,12 +113,18 @@ def task_features(candidates: Sequence[PodRef], jobs: Mapping[str, JobNow],
     for job in jobs.values():
         mine = np.array([j is job for j in per_job], dtype=np.bool_)
         fixed[mine] = job.table.array[tasks[mine]]
-    gathered = FixedColumns(per_job[0].table.names, fixed)  # every job fixes the same columns
-    return TASK.stack(_moving(candidates, per_job, tasks, now_s), count, gathered)
+    # every job fixes the same columns
+    return TaskInputs(candidates, per_job, tasks, FixedColumns(per_job[0].table.names, fixed))
+
+
+def moving_columns(inputs: TaskInputs, now_s: float | Floats) -> dict[str, npt.ArrayLike]:
+    """The TASK columns not fixed; `now_s` per candidate or one for all. Each figure is the
+    candidate's own, element-wise, whichever candidates are computed with it."""
+    return _moving(inputs.candidates, inputs.per_job, inputs.tasks, now_s)
 
 
 def _moving(candidates: Sequence[PodRef], per_job: list[JobNow], tasks: Ints,
-            now_s: float) -> dict[str, npt.ArrayLike]:
+            now_s: float | Floats) -> dict[str, npt.ArrayLike]:
     """The columns that change between decisions, or between the pods of one task."""
     runtime = np.array([pod.runtime_s for pod in candidates], dtype=np.float64)
     moved = np.array([pod.task.read_bytes + pod.task.written_bytes for pod in candidates],

@@ -3,8 +3,9 @@
 Each lane keeps what an agent keeps for its own episode (the decoder with its filters and the
 encoder memory); a round first shortlists each lane's view (a lane with nothing feasible steps
 on, as before), then computes the node features of all the lanes' views stacked
-(`state.lane_nodes`) and normalises them in one call, encodes the rest (candidates' tasks,
-job graphs, distances) lane by lane, and normalises those groups stacked again
+(`state.lane_nodes`) and normalises them in one call, the candidates' task rows likewise
+(`state.lane_tasks`), their job graphs and distances lane by lane (they are remembered per
+job, and mostly not recomputed), and normalises those groups stacked again
 (`state.lane_normalise`). Each lane's input is the one `Agent.ready` gives the same
 view with the same memory, bit for bit (tests/train/test_lane_encoder.py): only the number of
 numpy calls changes. A lane's agent still makes the choice (`Agent.choose`: its own decoder
@@ -15,6 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+import numpy.typing as npt
+
 from dagpilot.agent import Observed, Ready
 from dagpilot.core.view import ClusterView
 from dagpilot.decide.candidates import Candidates
@@ -22,13 +26,16 @@ from dagpilot.decide.decoder import Decoder
 from dagpilot.decide.filters import DEFAULT_FILTERS
 from dagpilot.decide.root_complex_mask import Bias
 from dagpilot.policy import PolicyConfig, PolicyInput
-from dagpilot.state import EncodeContext, Normaliser, observe
+from dagpilot.state import EncodeContext, Normaliser
+from dagpilot.state.encode import assemble, candidate_jobs
 from dagpilot.state.lane_nodes import stacked_node_features
 from dagpilot.state.lane_normalise import normalise_lanes
+from dagpilot.state.lane_tasks import lane_task_features
 from dagpilot.state.normalised_nodes import NormalisedNodes
 from dagpilot.state.schema import NODE
 
 Shortlist = tuple[Candidates, Bias | None]
+F32 = npt.NDArray[np.float32]
 
 
 class LaneEncoder:
@@ -54,17 +61,30 @@ def ready_all(lanes: Sequence[tuple[LaneEncoder, ClusterView, Shortlist]],
     """Each lane's `Agent.ready` of its view (with `normaliser`), from its shortlist."""
     encoders = [encoder for encoder, _, _ in lanes]
     views = [view for _, view, _ in lanes]
-    raw = stacked_node_features(views, [encoder.context for encoder in encoders])
-    normalised = None if raw is None else normaliser.apply(NODE, raw)
-    observations, rows = [], []
-    for lane, (encoder, view, (candidates, _)) in enumerate(lanes):
-        observation = observe(view, candidates.pods, encoder.context,
-                              nodes=None if raw is None else raw[lane])
-        observations.append(observation)
-        rows.append(encoder.normalised.nodes(normaliser, observation.node_features)
-                    if normalised is None else normalised[lane])
-    return [Ready(Observed(candidates, raw_observation, bias),
-                  PolicyInput(observation, candidates.feasible, bias))
-            for (_, _, (candidates, bias)), raw_observation, observation in zip(
-                lanes, observations, normalise_lanes(normaliser, observations, rows),
-                strict=True)]
+    pods = [candidates.pods for _, _, (candidates, _) in lanes]
+    contexts = [encoder.context for encoder in encoders]
+    nodes, normalised = _node_rows(encoders, views, normaliser)
+    jobs = [candidate_jobs(view, lane_pods, context)
+            for view, lane_pods, context in zip(views, pods, contexts, strict=True)]
+    tasks = lane_task_features([(lane_pods, lane_jobs, view.now_s) for view, lane_pods, lane_jobs
+                                in zip(views, pods, jobs, strict=True)])
+    raw = [assemble(view, lane_pods, context, nodes=rows, jobs=lane_jobs, tasks=lane_tasks)
+           for view, lane_pods, context, rows, lane_jobs, lane_tasks in zip(
+               views, pods, contexts, nodes, jobs, tasks, strict=True)]
+    inputs = normalise_lanes(normaliser, raw, normalised)
+    return [Ready(Observed(candidates, observation, bias),
+                  PolicyInput(normalised_observation, candidates.feasible, bias))
+            for (_, _, (candidates, bias)), observation, normalised_observation in zip(
+                lanes, raw, inputs, strict=True)]
+
+
+def _node_rows(encoders: Sequence[LaneEncoder], views: Sequence[ClusterView],
+               normaliser: Normaliser) -> tuple[list[F32], list[F32]]:
+    """Each lane's raw and normalised node rows: all lanes' stacked when they can be."""
+    contexts = [encoder.context for encoder in encoders]
+    stacked = stacked_node_features(views, contexts)
+    if stacked is not None:
+        return list(stacked), list(normaliser.apply(NODE, stacked))
+    rows = [context.node_features(view) for view, context in zip(views, contexts, strict=True)]
+    return rows, [encoder.normalised.nodes(normaliser, lane_rows)
+                  for encoder, lane_rows in zip(encoders, rows, strict=True)]
