@@ -106,10 +106,12 @@ def run_group(model: PolicyNet, agents: Sequence[Agent], cluster: Cluster,
             raise ValueError("a lock-step group's episodes must share one cluster's nodes")
         with torch.inference_mode():
             output = model(collate([ready.policy_input for _, ready in waiting]))
-            decisions = [lane.agent.choose(lane.view, ready, output.logits[row],
-                                           float(output.values[row]), greedy=False,
+            # each row's logits and value at once (one torch call, not one per lane)
+            decisions = [lane.agent.choose(lane.view, ready, logits, value, greedy=False,
                                            generator=lane.generator)
-                         for row, (lane, ready) in enumerate(waiting)]
+                         for (lane, ready), logits, value in zip(
+                             waiting, output.logits.unbind(0), output.values.tolist(),
+                             strict=True)]
         for (lane, _), decision in zip(waiting, decisions, strict=True):
             now = lane.view.now_s
             lane.view, reward, lane.done, _ = lane.env.step(decision.placement)
