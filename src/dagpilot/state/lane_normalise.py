@@ -9,6 +9,7 @@ what `normaliser.normalise` gives it alone, bit for bit.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -16,7 +17,7 @@ import numpy.typing as npt
 
 from dagpilot.state.normaliser import Normaliser
 from dagpilot.state.observation import Observation
-from dagpilot.state.schema import GROUPS, NODE
+from dagpilot.state.schema import GRAPH, GROUPS, NODE, PAIR, POSITION, TASK
 
 F32 = npt.NDArray[np.float32]
 STACKED = tuple(group for group in GROUPS if group is not NODE)  # nodes: normalised already
@@ -30,13 +31,20 @@ def normalise_lanes(normaliser: Normaliser, observations: Sequence[Observation],
         raise ValueError("normalising lanes needs one set of node rows per observation")
     if any(observation.normalised for observation in observations):
         raise ValueError("normalise_lanes takes raw observations, not normalised ones")
-    groups = {group.name: _cut(normaliser.apply(group, np.concatenate(
-        [observation.arrays()[group.name] for observation in observations])), observations,
-        group.name) for group in STACKED}
-    return [observation.with_arrays({NODE.name: rows, **{name: lanes[lane]
-                                                      for name, lanes in groups.items()}},
-                                    True)
-            for lane, (observation, rows) in enumerate(zip(observations, nodes, strict=True))]
+    groups = {group.name: normaliser.apply(group, np.concatenate(
+        [observation.arrays()[group.name] for observation in observations]))
+        for group in STACKED}
+    # graph padding stays zero, as `Observation.with_arrays` keeps it: masked stacked too
+    valid = np.concatenate([observation.graph_valid for observation in observations])[..., None]
+    for group in (GRAPH, POSITION):
+        groups[group.name] = np.where(valid, groups[group.name], np.float32(0.0)).astype(
+            np.float32)
+    lanes = {name: _cut(stacked, observations, name) for name, stacked in groups.items()}
+    return [dataclasses.replace(
+        observation, node_features=rows, task_features=lanes[TASK.name][lane],
+        pair_features=lanes[PAIR.name][lane], graph_features=lanes[GRAPH.name][lane],
+        graph_positions=lanes[POSITION.name][lane], normalised=True)
+        for lane, (observation, rows) in enumerate(zip(observations, nodes, strict=True))]
 
 
 def _cut(stacked: F32, observations: Sequence[Observation], group: str) -> list[F32]:
