@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from dagpilot.state.context import EncodeContext
 from dagpilot.state.lane_nodes import stackable, stacked_node_features
 from dagpilot.state.schema import NODE
+from tests.schedulers.views import cluster_view
 from tests.state.sim_views import busy_default, sim_env
+from tests.state.test_node_features import network_node, signalled
 
 
 def test_each_lane_gets_its_own_contexts_rows_bit_for_bit() -> None:
@@ -51,3 +55,26 @@ def test_views_of_different_node_counts_are_not_stacked() -> None:
     assert stackable([default, default], contexts)
     assert not stackable([default, default], [EncodeContext(), EncodeContext(
         full_pass_nodes=10)])  # beyond the full pass: node memory, one context at a time
+
+
+def test_each_lane_counts_its_own_congestion_streaks() -> None:
+    """Two lanes of hand-made samples (the busy runs above never congest a disk): each lane's
+    streaks and sustained flags are its own context's, sample by sample."""
+    base = cluster_view([network_node("a"), network_node("b")])
+    awaits = [[(50, 60), (45, 8), (51, 70), (51, 70)], [(8, 70), (60, 70), (60, 9), (70, 80)]]
+    alone, together = [EncodeContext(), EncodeContext()], [EncodeContext(), EncodeContext()]
+    streak = NODE.index("await_congested_samples")
+    seen = []
+    for sample in range(4):
+        views = []
+        for lane in awaits:
+            view = dataclasses.replace(base, now_s=15.0 * sample + 1)
+            for name, await_ms in zip("ab", lane[sample], strict=True):
+                view = signalled(view, name, sampled_s=15.0 * sample, io_await_ms=float(await_ms))
+            views.append(view)
+        stacked = stacked_node_features(views, together)
+        assert stacked is not None
+        for block, view, context in zip(stacked, views, alone, strict=True):
+            assert np.array_equal(block, context.node_features(view))
+        seen.append(stacked[:, :, streak].tolist())
+    assert seen[-1] == [[4, 2], [3, 1]]

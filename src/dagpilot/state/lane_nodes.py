@@ -3,11 +3,12 @@
 A view's node features are some sixty numpy calls on (nodes,)-long arrays, a few
 microseconds each at 48 nodes: per lane and decision that is most of the encoder. Every
 figure of a row depends on that node alone (`node_features.node_columns`), so the lanes'
-inputs are gathered per view (the parts that read the view or keep memory: resources,
-signals, the congestion streaks, GPU root complexes) and the columns are computed once over
-their rows stacked: each lane's block is what `EncodeContext.node_features` gives it, bit for
-bit. Views beyond a context's `full_pass_nodes` (node memory), or of different node counts or
-calibrations, are not stacked: each context encodes its own then.
+arrays are gathered (resources, readiness, signals, the statics' columns), the figures are
+computed once over their rows stacked, and only what keeps memory or reads node states (the
+congestion streaks, the GPUs of split root complexes) runs lane by lane: each lane's block
+is what `EncodeContext.node_features` gives it, bit for bit. Views beyond a context's
+`full_pass_nodes` (node memory), or of different node counts or calibrations, are not
+stacked: each context encodes its own then.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ import numpy as np
 import numpy.typing as npt
 
 from dagpilot.core.view import ClusterView
+from dagpilot.state import bands
 from dagpilot.state import signals as sig
 from dagpilot.state.context import EncodeContext
-from dagpilot.state.node_features import NodeInputs, node_columns, node_inputs
+from dagpilot.state.node_features import GPUS, NodeInputs, node_columns
 from dagpilot.state.schema import NODE, FixedColumns
 
 F32 = npt.NDArray[np.float32]
@@ -35,11 +37,9 @@ def stacked_node_features(views: Sequence[ClusterView],
         raise ValueError("stacked node features need one context per view")
     if not stackable(views, contexts):
         return None
-    lanes = [node_inputs(view, context.nodes(view), sig.read(view), context.streaks)
-             for view, context in zip(views, contexts, strict=True)]
     count = len(views[0].nodes)
     now_s = np.repeat(np.array([view.now_s for view in views], dtype=np.float64), count)
-    inputs = _stacked(lanes)
+    inputs = _inputs(views, contexts, count)
     rows = NODE.stack(node_columns(inputs, now_s, contexts[0].calibration), len(now_s),
                       inputs.fixed)
     return rows.reshape(len(views), count, NODE.dim)
@@ -55,18 +55,25 @@ def stackable(views: Sequence[ClusterView], contexts: Sequence[EncodeContext]) -
         for view, context in zip(views, contexts, strict=True))
 
 
-def _stacked(lanes: list[NodeInputs]) -> NodeInputs:
-    """The lanes' inputs, rows one lane after another."""
-    first = lanes[0]
-    return NodeInputs(
-        allocatable=np.concatenate([lane.allocatable for lane in lanes]),
-        free=np.concatenate([lane.free for lane in lanes]),
-        best_complex=np.concatenate([lane.best_complex for lane in lanes]),
-        await_level=np.concatenate([lane.await_level for lane in lanes]),
-        runs=np.concatenate([lane.runs for lane in lanes]),
-        ready=np.concatenate([lane.ready for lane in lanes]),
-        nominal_await_ms=np.concatenate([lane.nominal_await_ms for lane in lanes]),
-        signals=sig.SignalArrays(np.concatenate([lane.signals.columns for lane in lanes],
-                                                axis=1)),
-        fixed=FixedColumns(first.fixed.names,
-                           np.concatenate([lane.fixed.array for lane in lanes])))
+def _inputs(views: Sequence[ClusterView], contexts: Sequence[EncodeContext],
+            count: int) -> NodeInputs:
+    """`node_features`' inputs of every lane, rows one lane after another: the views'
+    arrays gathered, the element-wise figures computed once, and per lane only what keeps
+    memory or reads node states (the streaks, the GPUs of split root complexes)."""
+    statics = [context.nodes(view) for view, context in zip(views, contexts, strict=True)]
+    resources = [view.resource_arrays() for view in views]
+    allocatable = np.concatenate([lane for lane, _ in resources])
+    free = allocatable - np.concatenate([allocated for _, allocated in resources])
+    signals = sig.SignalArrays(np.concatenate([view.signal_arrays() for view in views], axis=1))
+    nominal = np.concatenate([lane.nominal_await_ms for lane in statics])
+    level = bands.await_level(signals.column(sig.AWAIT_MS), nominal)
+    congested, sampled = level >= bands.CONGESTED_LEVEL, signals.column(sig.SAMPLED_S)
+    lanes = [slice(lane * count, (lane + 1) * count) for lane in range(len(views))]
+    runs = np.concatenate([context.streaks.observe(sampled[rows], congested[rows])
+                           for context, rows in zip(contexts, lanes, strict=True)])
+    best = np.concatenate([lane.gpus.free_on_best_complex(free[rows, GPUS], view.nodes)
+                           for lane, view, rows in zip(statics, views, lanes, strict=True)])
+    return NodeInputs(allocatable, free, best, level, runs,
+                      np.concatenate([view.ready_mask() for view in views]), nominal, signals,
+                      FixedColumns(statics[0].fixed.names,
+                                   np.concatenate([lane.fixed.array for lane in statics])))

@@ -64,7 +64,7 @@ def node_features(view: ClusterView, statics: NodeStatics, signals: sig.SignalAr
     a row is computed from that node alone, by the same element-wise operations, so a row is
     the same whichever other rows are asked for. The streaks then count those nodes' samples
     only: the caller vouches that no other node has a new sample."""
-    nodes = node_inputs(view, statics, signals, streaks, rows)
+    nodes = _inputs(view, statics, signals, streaks, rows)
     return NODE.stack(node_columns(nodes, view.now_s, calibration), len(nodes.ready),
                       nodes.fixed)
 
@@ -88,10 +88,9 @@ def node_columns(nodes: NodeInputs, now_s: float | Floats,
     }
 
 
-def node_inputs(view: ClusterView, statics: NodeStatics, signals: sig.SignalArrays,
-                streaks: AwaitStreaks, rows: Ints | None = None) -> NodeInputs:
-    """The inputs of every node, or of the nodes at `rows` (nothing computed for others);
-    counts new samples into `streaks`."""
+def _inputs(view: ClusterView, statics: NodeStatics, signals: sig.SignalArrays,
+            streaks: AwaitStreaks, rows: Ints | None) -> NodeInputs:
+    """The inputs of every node, or of the nodes at `rows` (nothing computed for others)."""
     allocatable, allocated = view.resource_arrays()
     ready, nominal, fixed = view.ready_mask(), statics.nominal_await_ms, statics.fixed
     if rows is not None:
