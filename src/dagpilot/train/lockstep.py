@@ -3,9 +3,12 @@
 A rollout step costs mostly the network (about 40 % at 48 nodes), and most of that is the
 fixed cost of a hundred small torch calls, whatever the batch: one call for 8 decisions costs
 about 2.5 times one call for 1. So the episodes of a group of tasks (`lanes` of them) each
-run their own simulator, agent memory and sampling generator, and at every round each lane
-that has a decision to make contributes its input to one batch (`Agent.ready`); the network
-runs once, and each lane chooses from its own row (`Agent.choose`) and steps its simulator.
+run their own simulator, encoder memory (`LaneEncoder`) and sampling generator, and at every
+round each lane that has a decision to make contributes its input to one batch: the inputs
+`Agent.ready` gives, bit for bit, with the node features, the candidates' task rows and the
+normalisation computed for all lanes at once (`lane_encoder.ready_all`: numpy's per-call cost
+is the encoder's, not its arithmetic); the network runs once, and each lane chooses from its
+own row (`Agent.choose`) and steps its simulator.
 A lane whose view has nothing feasible steps on without a decision, as `run_episode` does; a
 lane whose episode ends stays empty until the group is done.
 
