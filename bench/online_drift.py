@@ -11,6 +11,8 @@ one `feedback` record per finished pod as the node agent writes it (node, class,
 bytes moved, the prediction: the nominal runtime), stamped at the pod's end. It runs one real
 cycle (online.adapter: the trigger, the recalibration estimated from that feedback, the pinned
 fine-tune, the gate, the registry) on the configured pool; it never sees the drift's cause.
+Everything runs at `--load` (0.4: below capacity, so placement, not queue order, decides), and
+the fine-tune's objective is `--objective` (imitation: DAgger toward `--teacher`; or ppo).
 
 Reported: the adapter's estimate next to the truth; the JCT of the shipped model and of the
 model serving after the adapter (the adapted one when the gate passed it, else the shipped
