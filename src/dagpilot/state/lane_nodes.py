@@ -3,12 +3,12 @@
 A view's node features are some sixty numpy calls on (nodes,)-long arrays, a few
 microseconds each at 48 nodes: per lane and decision that is most of the encoder. Every
 figure of a row depends on that node alone (`node_features.node_columns`), so the lanes'
-arrays are gathered (resources, readiness, signals, the statics' columns), the figures are
-computed once over their rows stacked, and only what keeps memory or reads node states (the
-congestion streaks, the GPUs of split root complexes) runs lane by lane: each lane's block
-is what `EncodeContext.node_features` gives it, bit for bit. Views beyond a context's
-`full_pass_nodes` (node memory), or of different node counts or calibrations, are not
-stacked: each context encodes its own then.
+arrays are gathered (resources, readiness, signals, the statics' columns, the congestion
+streaks each context keeps: `streaks.observe_lanes`), the figures are computed once over
+their rows stacked, and only what reads node states (the GPUs of split root complexes) runs
+lane by lane: each lane's block is what `EncodeContext.node_features` gives it, bit for bit.
+Views beyond a context's `full_pass_nodes` (node memory), or of different node counts or
+calibrations, are not stacked: each context encodes its own then.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from dagpilot.state import signals as sig
 from dagpilot.state.context import EncodeContext
 from dagpilot.state.node_features import GPUS, NodeInputs, node_columns
 from dagpilot.state.schema import NODE, FixedColumns
+from dagpilot.state.streaks import observe_lanes
 
 F32 = npt.NDArray[np.float32]
 
@@ -58,8 +59,8 @@ def stackable(views: Sequence[ClusterView], contexts: Sequence[EncodeContext]) -
 def _inputs(views: Sequence[ClusterView], contexts: Sequence[EncodeContext],
             count: int) -> NodeInputs:
     """`node_features`' inputs of every lane, rows one lane after another: the views'
-    arrays gathered, the element-wise figures computed once, and per lane only what keeps
-    memory or reads node states (the streaks, the GPUs of split root complexes)."""
+    arrays gathered, the element-wise figures computed once (each context's streaks too), and
+    per lane only what reads node states (the GPUs of split root complexes)."""
     statics = [context.nodes(view) for view, context in zip(views, contexts, strict=True)]
     resources = [view.resource_arrays() for view in views]
     allocatable = np.concatenate([lane for lane, _ in resources])
@@ -69,8 +70,7 @@ def _inputs(views: Sequence[ClusterView], contexts: Sequence[EncodeContext],
     level = bands.await_level(signals.column(sig.AWAIT_MS), nominal)
     congested, sampled = level >= bands.CONGESTED_LEVEL, signals.column(sig.SAMPLED_S)
     lanes = [slice(lane * count, (lane + 1) * count) for lane in range(len(views))]
-    runs = np.concatenate([context.streaks.observe(sampled[rows], congested[rows])
-                           for context, rows in zip(contexts, lanes, strict=True)])
+    runs = observe_lanes([context.streaks for context in contexts], sampled, congested)
     best = np.concatenate([lane.gpus.free_on_best_complex(free[rows, GPUS], view.nodes)
                            for lane, view, rows in zip(statics, views, lanes, strict=True)])
     return NodeInputs(allocatable, free, best, level, runs,

@@ -10,6 +10,8 @@ sample older than the last one seen (a new episode on the same cluster) restarts
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import numpy.typing as npt
 
@@ -57,3 +59,26 @@ class AwaitStreaks:
         self._streak[rows] = streak  # own arrays: only copies were handed out
         self._last_sampled_s[rows] = sampled_s
         return streak
+
+
+def observe_lanes(lanes: Sequence[AwaitStreaks], sampled_s: Floats, congested: Bools) -> Ints:
+    """`AwaitStreaks.observe` of several lanes' nodes at once (`state.lane_nodes`): the
+    arrays hold each lane's nodes one lane after another, as many for each; each lane counts
+    its own nodes' samples, by the same element-wise steps, in one pass."""
+    count = len(sampled_s) // len(lanes) if lanes else 0
+    if count * len(lanes) != len(sampled_s):
+        raise ValueError("every lane needs as many nodes as the others")
+    for streaks in lanes:
+        if streaks._streak.shape != (count,):  # first call, or another cluster
+            streaks._last_sampled_s = np.full(count, np.nan)
+            streaks._streak = np.zeros(count, dtype=np.int64)
+    last = np.concatenate([streaks._last_sampled_s for streaks in lanes])
+    streak = np.concatenate([streaks._streak for streaks in lanes])
+    fresh = sampled_s != last
+    base = np.where(sampled_s < last, 0, streak)
+    grown = np.minimum(base + 1, MAX_STREAK)
+    streak = np.where(fresh, np.where(congested, grown, 0), streak)
+    for lane, streaks in enumerate(lanes):
+        rows = slice(lane * count, (lane + 1) * count)
+        streaks._streak, streaks._last_sampled_s = streak[rows].copy(), sampled_s[rows].copy()
+    return streak
