@@ -134,3 +134,38 @@ def test_iops_come_from_the_bytes_moved_when_recorded() -> None:
                        POOL, CLUSTER, PARAMS)
     assert sample.iops == pytest.approx(200 * 4 / 200.0)  # 800 blocks of 256 KiB in 200 s
     assert (sample.start_t, sample.end_t, sample.io_share) == (-200.0, 0.0, 0.5)
+
+
+def test_each_disk_of_a_slow_zone_is_read_from_its_own_records() -> None:
+    # node-0004's scans run 2x (a 3x disk), node-0005's 1.5x (2x), node-0003's as elsewhere
+    records = []
+    for index in range(6):
+        records.append(feedback(1000.0 * index, "node-0001", "scan", 1.0))
+        records.append(feedback(1000.0 * index + 100, "node-0004", "scan", 2.0))
+        records.append(feedback(1000.0 * index + 200, "node-0005", "scan", 1.5))
+        records.append(feedback(1000.0 * index + 300, "node-0003", "scan", 1.0))
+    [zone] = recalibrate(records, POOL, CLUSTER, PARAMS).slow_zones
+    assert {disk.node: disk.io_multiplier for disk in zone.disks} == pytest.approx(
+        {"node-0003": 1.0, "node-0004": 3.0, "node-0005": 2.0})
+    assert zone.on("node-0004").io_multiplier == pytest.approx(3.0)
+    replayed = replayed_cluster(CLUSTER, Recalibration((), (zone,)), PARAMS)
+    before = {node.name: node for node in CLUSTER.nodes}
+    after = {node.name: node for node in replayed.nodes}
+    assert after["node-0003"] == before["node-0003"]  # its own records show no slow disk
+    for name in ("node-0004", "node-0005"):
+        assert after[name].disk.iops == replay_iops(zone.on(name), before[name].disk, PARAMS)
+    assert after["node-0004"].disk.iops < after["node-0005"].disk.iops  # the slower disk
+
+
+def test_a_node_with_few_records_takes_the_zones_estimate() -> None:
+    zone = SlowZone("zone-b", 3.0, 500.0, 9)
+    assert zone.on("node-0003") is zone
+
+
+def test_a_class_with_enough_records_elsewhere_is_read_there_only() -> None:
+    # bwa runs 1.33x on zone-b's slow disks and 1.0x on zone-a: not a drift of its own
+    bwas = [feedback(30.0 + i, node, "bwa", 1.33 if node == "node-0004" else 1.0)
+            for i in range(5) for node in ("node-0001", "node-0004")]
+    found = recalibrate(bwas + scans(1.0, 2.0), POOL, CLUSTER, PARAMS)
+    assert [zone.zone for zone in found.slow_zones] == ["zone-b"]
+    assert found.class_factors == ()

@@ -11,16 +11,21 @@ runtime on storage (Task.io_intensity, the share `f` of the simulator's time fac
 1 + f (m - 1), sim/physics.py). For each zone, each I/O-bound record there is compared with the
 median slowdown of its class outside the zone (what its class does on other disks) and the
 quotient read back through the time factor: m = 1 + (s / baseline - 1) / f, how many times
-slower its I/O ran. A zone whose median m reaches SLOW_ZONE is slow. The disks of a slow zone
-are then given the IOPS at which the simulator's storage model (M/M/1 await, await levels)
+slower its I/O ran. A zone whose median m reaches SLOW_ZONE is slow. Each disk of a slow zone
+is then given the IOPS at which the simulator's storage model (M/M/1 await, await levels)
 slows I/O by about m at the demand those tasks met: the summed IOPS of the records on the same
-node whose run overlaps theirs (bytes over runtime in 256 KiB blocks, as sim/physics.pod_iops).
+node whose run overlaps theirs (bytes over runtime in 256 KiB blocks, as sim/physics.pod_iops);
+m and the demand are the node's own when it has MIN_SAMPLES records, else the zone's (disks of
+one zone differ: at the same IOPS an NVMe disk's await is a fraction of a network disk's, so
+one zone figure set the drift bench's NVMe disks at 54 IOPS and its network disk at 550, where
+the truth was 100 for all three), and a node whose own m is below SLOW_ZONE keeps its disk.
 A class's runtime factor is its median slowdown over the slowdown the simulator produces for
 it by itself (online.reference: interference already slows some classes on an undrifted
 cluster), read outside the slow zones for I/O-bound classes (a slow disk explains their records
-there) and everywhere for the others (a slow disk moves them by less than a quarter of its
-multiplier; leaving those records out left `train` on the drift bench 1 record of 5);
-classes whose factor passes the trigger's ratio are recalibrated.
+there) and, for the others, there too when they have too few records elsewhere (a slow disk
+moves them by less than a quarter of its multiplier, but it moves them: read there with enough
+records elsewhere, the drift bench's `bwa` passed for drifted at 1.33; always left out, its
+`train` kept 1 record of 5); classes whose factor passes the trigger's ratio are recalibrated.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dagpilot.core.config import PhysicsParameters
-from dagpilot.core.types import Cluster, Disk, Job
+from dagpilot.core.types import Cluster, Disk, Job, NodeSpec
 from dagpilot.online.drift import task_family
 from dagpilot.sim import physics
 
@@ -57,11 +62,28 @@ class Sample:
 
 
 @dataclass(frozen=True)
+class DiskEstimate:
+    """One node's disk in a slow zone, read from its own records alone."""
+
+    node: str
+    io_multiplier: float  # median of m over the node's I/O-bound records
+    demand_iops: float  # median summed IOPS on the node while they ran
+    samples: int
+
+
+@dataclass(frozen=True)
 class SlowZone:
     zone: str
     io_multiplier: float  # median of m over the zone's I/O-bound records
     demand_iops: float  # median summed IOPS on a node of the zone while they ran
     samples: int
+    disks: tuple[DiskEstimate, ...] = ()  # the zone's nodes with MIN_SAMPLES records each
+
+    def on(self, node: str) -> SlowZone | DiskEstimate:
+        """The estimate for `node`'s disk: its own when it has enough records (a zone's
+        disks differ: one figure for the zone fits its busiest kind of disk), else the
+        zone's."""
+        return next((disk for disk in self.disks if disk.node == node), self)
 
 
 @dataclass(frozen=True)
@@ -80,10 +102,24 @@ def recalibrate(records: Iterable[Mapping[str, Any]], jobs: Sequence[Job], clust
     (online.reference); a class without one is read against 1."""
     found = samples(records, jobs, cluster, params, since_t)
     zones = slow_zones(found, cluster)
+    return Recalibration(class_factors(_telling(found, zones, cluster), ratio,
+                                       reference or {}), zones)
+
+
+def _telling(found: Sequence[Sample], zones: Sequence[SlowZone], cluster: Cluster
+             ) -> list[Sample]:
+    """The records that tell a class's own runtime: those outside the slow zones, and for a
+    class that is not I/O-bound with fewer than MIN_SAMPLES of those, its records in the slow
+    zones too (a slow disk still moves such a class a little: read there when it has enough
+    records elsewhere, the drift bench's `bwa` passed for drifted at 1.33)."""
     slow = {zone.zone for zone in zones}
     zone_of = {node.name: node.zone for node in cluster.nodes}
-    telling = [s for s in found if zone_of[s.node] not in slow or s.io_share < IO_BOUND]
-    return Recalibration(class_factors(telling, ratio, reference or {}), zones)
+    elsewhere: dict[str, int] = {}
+    for sample in found:
+        if zone_of[sample.node] not in slow:
+            elsewhere[sample.task_class] = elsewhere.get(sample.task_class, 0) + 1
+    return [s for s in found if zone_of[s.node] not in slow or (
+        s.io_share < IO_BOUND and elsewhere.get(s.task_class, 0) < MIN_SAMPLES)]
 
 
 def samples(records: Iterable[Mapping[str, Any]], jobs: Sequence[Job], cluster: Cluster,
@@ -154,19 +190,23 @@ def _slow_zone(zone: str, found: Sequence[Sample], zone_of: Mapping[str, str]
     for sample in found:
         if zone_of[sample.node] != zone:
             outside.setdefault(sample.task_class, []).append(sample.slowdown)
-    multipliers, demands = [], []
+    by_node: dict[str, list[tuple[float, float]]] = {}  # node -> (m, demand) per record
     for sample in found:
         baseline = outside.get(sample.task_class, [])
         if (zone_of[sample.node] != zone or sample.io_share < IO_BOUND
                 or len(baseline) < MIN_BASELINE):
             continue
         quotient = sample.slowdown / statistics.median(baseline)
-        multipliers.append(1.0 + (quotient - 1.0) / sample.io_share)
-        demands.append(_demand(sample, found))
-    if len(multipliers) < MIN_SAMPLES or statistics.median(multipliers) < SLOW_ZONE:
+        by_node.setdefault(sample.node, []).append(
+            (1.0 + (quotient - 1.0) / sample.io_share, _demand(sample, found)))
+    readings = [reading for node in sorted(by_node) for reading in by_node[node]]
+    if len(readings) < MIN_SAMPLES or statistics.median(m for m, _ in readings) < SLOW_ZONE:
         return None
-    return SlowZone(zone, statistics.median(multipliers), statistics.median(demands),
-                    len(multipliers))
+    disks = tuple(DiskEstimate(node, statistics.median(m for m, _ in own),
+                               statistics.median(d for _, d in own), len(own))
+                  for node, own in sorted(by_node.items()) if len(own) >= MIN_SAMPLES)
+    return SlowZone(zone, statistics.median(m for m, _ in readings),
+                    statistics.median(d for _, d in readings), len(readings), disks)
 
 
 def _demand(sample: Sample, found: Sequence[Sample]) -> float:
@@ -187,8 +227,8 @@ def class_factors(found: Sequence[Sample], ratio: float, reference: Mapping[str,
     return tuple(sorted((name, factor) for name, factor in factors if factor > ratio))
 
 
-def replay_iops(zone: SlowZone, disk: Disk, params: PhysicsParameters) -> int:
-    """The IOPS at which `disk` slows I/O by about the zone's multiplier at its demand: the
+def replay_iops(zone: SlowZone | DiskEstimate, disk: Disk, params: PhysicsParameters) -> int:
+    """The IOPS at which `disk` slows I/O by about the estimate's multiplier at its demand: the
     await level whose multiplier is nearest (in log), the middle of that level's await band,
     and the utilisation of the simulator's M/M/1 await (physics.io_await_ms) that gives it."""
     levels = (params.io_level1_factor, params.io_level2_factor, params.io_level3_factor)
@@ -206,15 +246,22 @@ def replay_iops(zone: SlowZone, disk: Disk, params: PhysicsParameters) -> int:
 def replayed_cluster(cluster: Cluster, found: Recalibration,
                      params: PhysicsParameters) -> Cluster:
     """`cluster` with the slow zones' disks at their replay IOPS, each its own (a shared pool
-    would lend it the pool's first member's IOPS)."""
+    would lend it the pool's first member's IOPS), from the node's own estimate when it has
+    one; a node whose own records show no slow disk keeps its disk."""
     by_zone = {zone.zone: zone for zone in found.slow_zones}
     if not by_zone:
         return cluster
-    nodes = tuple(dataclasses.replace(node, disk=Disk(
-        node.disk.kind, replay_iops(by_zone[node.zone], node.disk, params),
-        node.disk.bandwidth_bytes_s, None)) if node.zone in by_zone else node
-        for node in cluster.nodes)
+    nodes = tuple(_replayed(node, by_zone[node.zone].on(node.name), params)
+                  if node.zone in by_zone else node for node in cluster.nodes)
     return dataclasses.replace(cluster, nodes=nodes)
+
+
+def _replayed(node: NodeSpec, estimate: SlowZone | DiskEstimate,
+              params: PhysicsParameters) -> NodeSpec:
+    if estimate.io_multiplier < SLOW_ZONE:
+        return node
+    return dataclasses.replace(node, disk=Disk(node.disk.kind, replay_iops(
+        estimate, node.disk, params), node.disk.bandwidth_bytes_s, None))
 
 
 def _number(value: Any) -> float:
