@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from dagpilot.clusters import load_cluster
 from dagpilot.core.config import PhysicsParameters
 from dagpilot.core.types import Job, Resources, Task
 from dagpilot.online.recalibration import (
+    DiskEstimate,
     Recalibration,
     SlowZone,
+    fitted_iops,
     recalibrate,
     replay_iops,
     replayed_cluster,
@@ -153,8 +156,28 @@ def test_each_disk_of_a_slow_zone_is_read_from_its_own_records() -> None:
     after = {node.name: node for node in replayed.nodes}
     assert after["node-0003"] == before["node-0003"]  # its own records show no slow disk
     for name in ("node-0004", "node-0005"):
-        assert after[name].disk.iops == replay_iops(zone.on(name), before[name].disk, PARAMS)
+        estimate = zone.on(name)
+        assert isinstance(estimate, DiskEstimate) and estimate.fitted_iops is not None
+        assert after[name].disk.iops == estimate.fitted_iops
+        assert physics.await_level(physics.io_await_ms(
+            estimate.demand_iops, estimate.fitted_iops,
+            physics.service_ms(before[name].disk.kind, PARAMS)), PARAMS) == \
+            (2 if name == "node-0004" else 1)  # 3x and 2x disks: levels 2 and (nearest) 1
     assert after["node-0004"].disk.iops < after["node-0005"].disk.iops  # the slower disk
+
+
+@pytest.mark.parametrize("truth", [30, 100, 400])
+def test_a_disks_iops_are_fitted_from_records_at_different_demands(truth: int) -> None:
+    # Records on one disk at demands from 20 to 2,000 IOPS, each slowed as the simulator's
+    # storage model says at the true IOPS: the fit finds the truth within the grid's steps.
+    disk = CLUSTER.nodes[4].disk
+    service = physics.service_ms(disk.kind, PARAMS)
+    readings = []
+    for demand in np.geomspace(20.0, 2000.0, 40).tolist():
+        level = physics.await_level(physics.io_await_ms(demand, truth, service), PARAMS)
+        readings.append((physics.io_level_multiplier(level, PARAMS), demand))
+    fitted = fitted_iops(readings, disk, PARAMS)
+    assert truth / 1.25 <= fitted <= truth * 1.25, fitted
 
 
 def test_a_node_with_few_records_takes_the_zones_estimate() -> None:

@@ -37,6 +37,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from dagpilot.core.config import PhysicsParameters
 from dagpilot.core.types import Cluster, Disk, Job, NodeSpec
 from dagpilot.online.drift import task_family
@@ -46,6 +48,7 @@ IO_BOUND = 0.25  # share of runtime on storage from which a class's slowdown rea
 SLOW_ZONE = 1.25  # median I/O multiplier from which a zone's storage counts as degraded
 MIN_SAMPLES = 5  # I/O-bound records a zone needs before it is judged
 MIN_BASELINE = 2  # records of a class elsewhere needed to compare one with
+GRID_POINTS = 400  # IOPS tried when a disk's records are fitted (log-spaced, 1 to nominal)
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ class DiskEstimate:
     io_multiplier: float  # median of m over the node's I/O-bound records
     demand_iops: float  # median summed IOPS on the node while they ran
     samples: int
+    fitted_iops: int | None = None  # the IOPS whose await levels best give each record's m
 
 
 @dataclass(frozen=True)
@@ -101,7 +105,7 @@ def recalibrate(records: Iterable[Mapping[str, Any]], jobs: Sequence[Job], clust
     """`reference`: each class's slowdown in the simulator's own undrifted replay
     (online.reference); a class without one is read against 1."""
     found = samples(records, jobs, cluster, params, since_t)
-    zones = slow_zones(found, cluster)
+    zones = slow_zones(found, cluster, params)
     return Recalibration(class_factors(_telling(found, zones, cluster), ratio,
                                        reference or {}), zones)
 
@@ -174,18 +178,20 @@ def _iops(record: Mapping[str, Any], runtime: float, share: float,
     return share * params.io_pod_iops
 
 
-def slow_zones(found: Sequence[Sample], cluster: Cluster) -> tuple[SlowZone, ...]:
+def slow_zones(found: Sequence[Sample], cluster: Cluster,
+               params: PhysicsParameters) -> tuple[SlowZone, ...]:
     zone_of = {node.name: node.zone for node in cluster.nodes}
+    disks = {node.name: node.disk for node in cluster.nodes}
     zones = []
     for zone in sorted(set(zone_of.values())):
-        slow = _slow_zone(zone, found, zone_of)
+        slow = _slow_zone(zone, found, zone_of, disks, params)
         if slow is not None:
             zones.append(slow)
     return tuple(zones)
 
 
-def _slow_zone(zone: str, found: Sequence[Sample], zone_of: Mapping[str, str]
-               ) -> SlowZone | None:
+def _slow_zone(zone: str, found: Sequence[Sample], zone_of: Mapping[str, str],
+               disks: Mapping[str, Disk], params: PhysicsParameters) -> SlowZone | None:
     outside: dict[str, list[float]] = {}
     for sample in found:
         if zone_of[sample.node] != zone:
@@ -202,11 +208,34 @@ def _slow_zone(zone: str, found: Sequence[Sample], zone_of: Mapping[str, str]
     readings = [reading for node in sorted(by_node) for reading in by_node[node]]
     if len(readings) < MIN_SAMPLES or statistics.median(m for m, _ in readings) < SLOW_ZONE:
         return None
-    disks = tuple(DiskEstimate(node, statistics.median(m for m, _ in own),
-                               statistics.median(d for _, d in own), len(own))
-                  for node, own in sorted(by_node.items()) if len(own) >= MIN_SAMPLES)
+    estimates = tuple(DiskEstimate(node, statistics.median(m for m, _ in own),
+                                   statistics.median(d for _, d in own), len(own),
+                                   fitted_iops(own, disks[node], params))
+                      for node, own in sorted(by_node.items()) if len(own) >= MIN_SAMPLES)
     return SlowZone(zone, statistics.median(m for m, _ in readings),
-                    statistics.median(d for _, d in readings), len(readings), disks)
+                    statistics.median(d for _, d in readings), len(readings), estimates)
+
+
+def fitted_iops(readings: Sequence[tuple[float, float]], disk: Disk,
+                params: PhysicsParameters) -> int:
+    """The IOPS of `disk` at which the simulator's storage model (physics.io_await_ms and its
+    await levels) best gives every record its multiplier m at the demand it met: least squares
+    in log m over IOPS from 1 to the disk's nominal, on a log grid; the middle (in log) of the
+    best plateau, since the levels are steps. Records met different demands, so the steps'
+    places pin the IOPS down, which one median multiplier (an await level, not where in its
+    band the await was) cannot."""
+    service = physics.service_ms(disk.kind, params)
+    grid = np.unique(np.rint(np.geomspace(1.0, max(1.0, disk.iops), GRID_POINTS)))
+    wanted = np.log(np.maximum(np.array([m for m, _ in readings]), 1.0))
+    demands = [d for _, d in readings]
+    errors = []
+    for iops in grid.tolist():
+        levels = [physics.await_level(physics.io_await_ms(d, iops, service), params)
+                  for d in demands]
+        got = np.log([physics.io_level_multiplier(level, params) for level in levels])
+        errors.append(float(np.sum((got - wanted) ** 2)))
+    best = np.flatnonzero(np.asarray(errors) <= min(errors) + 1e-9)
+    return round(math.sqrt(float(grid[best[0]]) * float(grid[best[-1]])))
 
 
 def _demand(sample: Sample, found: Sequence[Sample]) -> float:
@@ -260,8 +289,10 @@ def _replayed(node: NodeSpec, estimate: SlowZone | DiskEstimate,
               params: PhysicsParameters) -> NodeSpec:
     if estimate.io_multiplier < SLOW_ZONE:
         return node
-    return dataclasses.replace(node, disk=Disk(node.disk.kind, replay_iops(
-        estimate, node.disk, params), node.disk.bandwidth_bytes_s, None))
+    fitted = estimate.fitted_iops if isinstance(estimate, DiskEstimate) else None
+    iops = fitted if fitted is not None else replay_iops(estimate, node.disk, params)
+    return dataclasses.replace(node, disk=Disk(node.disk.kind, iops,
+                                               node.disk.bandwidth_bytes_s, None))
 
 
 def _number(value: Any) -> float:
