@@ -192,3 +192,17 @@ def test_a_class_with_enough_records_elsewhere_is_read_there_only() -> None:
     found = recalibrate(bwas + scans(1.0, 2.0), POOL, CLUSTER, PARAMS)
     assert [zone.zone for zone in found.slow_zones] == ["zone-b"]
     assert found.class_factors == ()
+
+
+def test_a_node_without_records_of_its_own_is_fitted_from_its_zones_through_its_disk() -> None:
+    [zone] = recalibrate(scans(1.0, 2.0), POOL, CLUSTER, PARAMS).slow_zones  # node-0004 only
+    by_node = {disk.node: disk for disk in zone.disks}
+    assert sorted(by_node) == ["node-0003", "node-0004", "node-0005"]
+    assert by_node["node-0003"].samples == by_node["node-0005"].samples == 6  # the zone's
+    disks = {node.name: node.disk for node in CLUSTER.nodes}
+    for name in ("node-0003", "node-0005"):
+        estimate = by_node[name]
+        assert estimate.fitted_iops is not None
+        assert physics.await_level(physics.io_await_ms(
+            estimate.demand_iops, estimate.fitted_iops,
+            physics.service_ms(disks[name].kind, PARAMS)), PARAMS) == 2  # the zone's 3x

@@ -66,7 +66,8 @@ class Sample:
 
 @dataclass(frozen=True)
 class DiskEstimate:
-    """One node's disk in a slow zone, read from its own records alone."""
+    """One node's disk in a slow zone: read from its own records when it has MIN_SAMPLES,
+    else from its zone's (their multipliers and demands through this disk's service time)."""
 
     node: str
     io_multiplier: float  # median of m over the node's I/O-bound records
@@ -81,12 +82,11 @@ class SlowZone:
     io_multiplier: float  # median of m over the zone's I/O-bound records
     demand_iops: float  # median summed IOPS on a node of the zone while they ran
     samples: int
-    disks: tuple[DiskEstimate, ...] = ()  # the zone's nodes with MIN_SAMPLES records each
+    disks: tuple[DiskEstimate, ...] = ()  # every node of the zone
 
     def on(self, node: str) -> SlowZone | DiskEstimate:
-        """The estimate for `node`'s disk: its own when it has enough records (a zone's
-        disks differ: one figure for the zone fits its busiest kind of disk), else the
-        zone's."""
+        """The estimate for `node`'s disk (a zone's disks differ: one figure for the zone
+        fits its busiest kind of disk); the zone's own for a node it has none for."""
         return next((disk for disk in self.disks if disk.node == node), self)
 
 
@@ -208,12 +208,22 @@ def _slow_zone(zone: str, found: Sequence[Sample], zone_of: Mapping[str, str],
     readings = [reading for node in sorted(by_node) for reading in by_node[node]]
     if len(readings) < MIN_SAMPLES or statistics.median(m for m, _ in readings) < SLOW_ZONE:
         return None
-    estimates = tuple(DiskEstimate(node, statistics.median(m for m, _ in own),
-                                   statistics.median(d for _, d in own), len(own),
-                                   fitted_iops(own, disks[node], params))
-                      for node, own in sorted(by_node.items()) if len(own) >= MIN_SAMPLES)
+    estimates = []
+    for node in sorted(name for name, where in zone_of.items() if where == zone):
+        own = by_node.get(node, [])
+        estimates.append(_disk_estimate(node, own if len(own) >= MIN_SAMPLES else readings,
+                                        disks[node], params))
     return SlowZone(zone, statistics.median(m for m, _ in readings),
-                    statistics.median(d for _, d in readings), len(readings), estimates)
+                    statistics.median(d for _, d in readings), len(readings), tuple(estimates))
+
+
+def _disk_estimate(node: str, readings: Sequence[tuple[float, float]], disk: Disk,
+                   params: PhysicsParameters) -> DiskEstimate:
+    """A node's disk from its own records, or from its zone's when it has too few: the
+    zone's multipliers and demands through this disk's own service time."""
+    return DiskEstimate(node, statistics.median(m for m, _ in readings),
+                        statistics.median(d for _, d in readings), len(readings),
+                        fitted_iops(readings, disk, params))
 
 
 def fitted_iops(readings: Sequence[tuple[float, float]], disk: Disk,
