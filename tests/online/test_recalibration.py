@@ -135,7 +135,9 @@ def test_the_replayed_cluster_throttles_only_the_slow_zone_each_disk_its_own() -
 def test_iops_come_from_the_bytes_moved_when_recorded() -> None:
     [sample] = samples([feedback(0.0, "node-0001", "scan", 2.0, io_bytes=200 * 2**20)],
                        POOL, CLUSTER, PARAMS)
-    assert sample.iops == pytest.approx(200 * 4 / 200.0)  # 800 blocks of 256 KiB in 200 s
+    # 800 blocks of 256 KiB over its predicted 100 s (as the simulator's pod issues them),
+    # though its slow disk made it run 200 s
+    assert sample.iops == pytest.approx(200 * 4 / 100.0)
     assert (sample.start_t, sample.end_t, sample.io_share) == (-200.0, 0.0, 0.5)
 
 

@@ -14,7 +14,8 @@ quotient read back through the time factor: m = 1 + (s / baseline - 1) / f, how 
 slower its I/O ran. A zone whose median m reaches SLOW_ZONE is slow. Each disk of a slow zone
 is then given the IOPS at which the simulator's storage model (M/M/1 await, await levels)
 slows I/O by about m at the demand those tasks met: the summed IOPS of the records on the same
-node whose run overlaps theirs (bytes over runtime in 256 KiB blocks, as sim/physics.pod_iops);
+node whose run overlaps theirs (bytes over the predicted runtime in 256 KiB blocks, as
+sim/physics.pod_iops counts them);
 m and the demand are the node's own when it has MIN_SAMPLES records, else the zone's (disks of
 one zone differ: at the same IOPS an NVMe disk's await is a fraction of a network disk's, so
 one zone figure set the drift bench's NVMe disks at 54 IOPS and its network disk at 550, where
@@ -165,16 +166,20 @@ def _sample(record: Mapping[str, Any], nodes: Mapping[str, str], shares: Mapping
         return None
     share = shares.get(task_family(task_class), 0.0)
     return Sample(task_class, node, runtime / expected, share,
-                  _iops(record, runtime, share, params), end - runtime, end)
+                  _iops(record, expected, share, params), end - runtime, end)
 
 
-def _iops(record: Mapping[str, Any], runtime: float, share: float,
+def _iops(record: Mapping[str, Any], expected: float, share: float,
           params: PhysicsParameters) -> float:
-    """From the bytes it moved when the record has them, else from its class's share."""
+    """From the bytes it moved when the record has them, else from its class's share. Over
+    its predicted runtime, not the one it ran: the simulator's pod issues its bytes at the
+    rate of its nominal runtime however slowly its disk serves them (physics.pod_iops), and
+    over the runtime it ran, a pod slowed 2x by its disk read as half the demand, which set
+    the replayed disks at about half their IOPS."""
     actual = record.get("actual")
     moved = _number(actual.get("io_bytes")) if isinstance(actual, Mapping) else math.nan
     if moved > 0:
-        return moved / runtime / params.io_block_bytes
+        return moved / expected / params.io_block_bytes
     return share * params.io_pod_iops
 
 
