@@ -35,6 +35,7 @@ from dagpilot.state import Normaliser
 from dagpilot.train.config import PPOSettings
 from dagpilot.train.ppo import PPO, Steps
 from dagpilot.train.rollout import Episode, LocalRollouts
+from dagpilot.train.scenarios import EpisodeTask
 from dagpilot.train.snapshot import PolicySnapshot
 from dagpilot.train.targets import ppo_targets
 
@@ -65,12 +66,9 @@ def fine_tune(model: PolicyNet, normaliser: Normaliser, jobs: Sequence[Job], clu
     rollouts = LocalRollouts(cluster, sim)
     generator = torch.Generator().manual_seed(seed)
     iterations, env_steps, slowest = 0, 0, 0.0
-    while iterations < MAX_ITERATIONS and (
-            iterations == 0 or time.time() + slowest < deadline):
+    while _another_round(iterations, slowest, deadline):
         begun = time.time()
-        tasks = training_tasks(jobs, cluster, seed=seed, iteration=iterations,
-                               scenarios=settings.scenarios, replays=settings.replays,
-                               horizon_h=settings.horizon_h, load=settings.load)
+        tasks = _round_tasks(jobs, cluster, settings, seed, iterations)
         snapshot = PolicySnapshot(model.config, merged_state(net), normaliser)
         episodes = rollouts.collect(snapshot, tasks)
         ppo.update(_steps(episodes, ppo_settings), generator)
@@ -92,12 +90,9 @@ def _imitate(model: PolicyNet, normaliser: Normaliser, jobs: Sequence[Job], clus
     generator = torch.Generator().manual_seed(seed)
     labels = Labels()
     iterations, slowest, last = 0, 0.0, 0.0
-    while iterations < MAX_ITERATIONS and (
-            iterations == 0 or time.time() + slowest < deadline):
+    while _another_round(iterations, slowest, deadline):
         begun = time.time()
-        tasks = training_tasks(jobs, cluster, seed=seed, iteration=iterations,
-                               scenarios=settings.scenarios, replays=settings.replays,
-                               horizon_h=settings.horizon_h, load=settings.load)
+        tasks = _round_tasks(jobs, cluster, settings, seed, iterations)
         student = Agent(PolicyNet.from_state(model.config, merged_state(net)), normaliser,
                         explain=False)
         for task in tasks:
@@ -110,6 +105,20 @@ def _imitate(model: PolicyNet, normaliser: Normaliser, jobs: Sequence[Job], clus
         slowest, last = max(slowest, took + max(0.0, took - last) if last else took), took
     return FineTuneResult(merged_state(net), iterations, labels.env_steps,
                           time.time() - started)
+
+
+def _another_round(iterations: int, slowest: float, deadline: float) -> bool:
+    """The first round always runs; another while the cap allows and the slowest round so
+    far would still end before the deadline."""
+    return iterations < MAX_ITERATIONS and (iterations == 0 or time.time() + slowest < deadline)
+
+
+def _round_tasks(jobs: Sequence[Job], cluster: Cluster, settings: AdapterSettings, seed: int,
+                 iteration: int) -> list[EpisodeTask]:
+    """A round's scenarios in the recalibrated world, the same for either objective."""
+    return training_tasks(jobs, cluster, seed=seed, iteration=iteration,
+                          scenarios=settings.scenarios, replays=settings.replays,
+                          horizon_h=settings.horizon_h, load=settings.load)
 
 
 def _steps(episodes: Sequence[Episode], settings: PPOSettings) -> Steps:
