@@ -114,12 +114,7 @@ class RejectionTable:
                 return [None] * len(rows)
             return [None if ready else NOT_READY for ready in nodes.ready[rows].tolist()]
         if isinstance(one, SpecFilter):
-            key = (one.name, one.key(task))
-            known = self._spec_statuses.get(key)
-            if known is None:
-                known = self._spec_statuses[key] = [
-                    None if (status := one.check(task, state)).ok else status
-                    for state in nodes.states]
+            known = self._of_spec_statuses(one, task, nodes)
             return [known[row] for row in rows.tolist()]
         return [None if (status := one.check(task, nodes.states[row])).ok else status
                 for row in rows.tolist()]
@@ -138,13 +133,26 @@ class RejectionTable:
         return _indexed([str(one.check(task, nodes.states[row])) for row in rows.tolist()])
 
     def _of_specs(self, one: SpecFilter, task: Task, nodes: NodeArrays) -> Codes:
-        """A spec filter's codes for every node, once per the fields of the pod it reads."""
+        """A spec filter's codes for every node, once per the fields of the pod it reads
+        (its texts those of `_of_spec_statuses`: the filter is checked once for both)."""
         key = (one.name, one.key(task))
         known = self._spec_codes.get(key)
         if known is None:
             known = self._spec_codes[key] = _indexed(
-                [str(status) if not (status := one.check(task, state)).ok else ""
-                 for state in nodes.states])
+                ["" if status is None else str(status)
+                 for status in self._of_spec_statuses(one, task, nodes)])
+        return known
+
+    def _of_spec_statuses(self, one: SpecFilter, task: Task,
+                          nodes: NodeArrays) -> list[Status | None]:
+        """A spec filter's failing status for every node (None where it passes), once per the
+        fields of the pod it reads."""
+        key = (one.name, one.key(task))
+        known = self._spec_statuses.get(key)
+        if known is None:
+            known = self._spec_statuses[key] = [
+                None if (status := one.check(task, state)).ok else status
+                for state in nodes.states]
         return known
 
 
