@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
-
-import numpy as np
 import pytest
 
 from dagpilot.state import EncodeContext, Normaliser, Observation, observe
 from dagpilot.state.lane_normalise import normalise_lanes
 from dagpilot.state.schema import NODE
+from tests.state.same_observation import assert_same_observation
 from tests.state.sim_views import busy_default
 
 
@@ -36,13 +34,7 @@ def test_each_lane_is_normalised_as_alone() -> None:
     nodes = [normaliser.apply(NODE, o.node_features) for o in observations]
     together = normalise_lanes(normaliser, observations, nodes)
     for mine, observation in zip(together, observations, strict=True):
-        alone = normaliser.normalise(observation)
-        for field in dataclasses.fields(Observation):
-            a, b = getattr(mine, field.name), getattr(alone, field.name)
-            if isinstance(a, np.ndarray):
-                assert a.dtype == b.dtype and np.array_equal(a, b), field.name
-            else:
-                assert a == b, field.name
+        assert_same_observation(mine, normaliser.normalise(observation))
 
 
 def test_normalised_observations_are_refused() -> None:

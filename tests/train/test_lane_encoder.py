@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import torch
 
@@ -11,11 +9,12 @@ from dagpilot.agent import Agent, Ready
 from dagpilot.clusters import load_cluster
 from dagpilot.policy import PolicyConfig, PolicyNet, collate
 from dagpilot.sim import SimEnv
-from dagpilot.state import Normaliser, Observation
+from dagpilot.state import Normaliser
 from dagpilot.train.lane_encoder import LaneEncoder, ready_all
 from dagpilot.train.scenarios import loaded_episode_tasks
 from dagpilot.workloads import load
 from tests.sim.helpers import settings
+from tests.state.same_observation import assert_same_observation
 
 CLUSTER = load_cluster("builtin:default")
 
@@ -36,18 +35,9 @@ def _trained_like_normaliser(model: PolicyNet, tasks: list) -> Normaliser:
     return statistics
 
 
-def _same_observation(one: Observation, other: Observation) -> None:
-    for field in dataclasses.fields(Observation):
-        a, b = getattr(one, field.name), getattr(other, field.name)
-        if isinstance(a, np.ndarray):
-            assert a.dtype == b.dtype and np.array_equal(a, b), field.name
-        else:
-            assert a == b, field.name
-
-
 def _same(ready: Ready, expected: Ready) -> None:
-    _same_observation(ready.observed.raw, expected.observed.raw)
-    _same_observation(ready.policy_input.observation, expected.policy_input.observation)
+    assert_same_observation(ready.observed.raw, expected.observed.raw)
+    assert_same_observation(ready.policy_input.observation, expected.policy_input.observation)
     assert np.array_equal(ready.policy_input.feasible, expected.policy_input.feasible)
     assert ready.observed.candidates.pods == expected.observed.candidates.pods
     bias, want = ready.policy_input.bias, expected.policy_input.bias
