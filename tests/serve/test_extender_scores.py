@@ -6,7 +6,13 @@ import math
 
 import numpy as np
 
-from dagpilot.serve.extender_scores import integer_scores
+from dagpilot.serve.extender_scores import integer_score_array
+
+
+def integer_scores(probabilities: dict[str, float]) -> dict[str, int]:
+    """The array form read by node name (as Extender.prioritize reads it)."""
+    values = np.array(list(probabilities.values()), dtype=np.float64)
+    return dict(zip(probabilities, integer_score_array(values).tolist(), strict=True))
 
 
 def test_the_best_node_alone_gets_ten_and_the_others_scale_below_it() -> None:

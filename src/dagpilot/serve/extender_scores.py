@@ -9,24 +9,16 @@ plugins only break ties among equally good ones.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 import numpy.typing as npt
 
 from dagpilot.serve.extender_wire import MAX_EXTENDER_PRIORITY
 
 
-def integer_scores(probabilities: Mapping[str, float]) -> dict[str, int]:
-    """Each node's score, in the mapping's order; an empty mapping gives an empty one."""
-    values = np.fromiter(probabilities.values(), dtype=np.float64, count=len(probabilities))
-    return dict(zip(probabilities, integer_score_array(values).tolist(), strict=True))
-
-
 def integer_score_array(probabilities: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
-    """`integer_scores` of an array: 10 for the largest positive finite values, else
-    floor(10 x p / p_max), at most 9; 0 for a value that is not positive and finite, and for
-    every value when none is."""
+    """Each node's score from its P(node | pod), in order: 10 for the largest positive finite
+    values, else floor(10 x p / p_max), at most 9; 0 for a value that is not positive and
+    finite, and for every value when none is."""
     usable = np.where(np.isfinite(probabilities) & (probabilities > 0), probabilities, 0.0)
     best = usable.max(initial=0.0)
     if best == 0:
