@@ -30,6 +30,10 @@ OTHER = "dagpilot-test-other"  # the shadowed scheduler: the test binds its pods
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "serve" / "etl-workflow.yaml"
 
 
+def _schema(version: Path) -> int:
+    return int(json.loads((version / "config.json").read_text())["feature_schema_version"])
+
+
 def _records(journal: Path, kind: str) -> list[dict[str, Any]]:
     if not journal.exists():
         return []
@@ -66,8 +70,8 @@ def test_shadow_mode_journals_what_dagpilot_would_do_and_binds_nothing(
     # the report's estimate (the same replays), another version's comes from its own model
     estimate = document["estimate"]
     serving = (MODELS / "current").resolve().name  # the version `report` replays
-    other = "2026-11-30.2"  # the registry's other version of this feature schema
-    assert other != serving
+    other = next(v.name for v in sorted(MODELS.iterdir()) if v.is_dir() and v.name != serving
+                 and _schema(v) == _schema(MODELS / serving))  # another servable version
     found = regrets(journal, MODELS, (serving, other))
     assert set(found) == {serving, other} and all(math.isfinite(v) for v in found.values())
     assert found[serving] == pytest.approx(
