@@ -189,7 +189,7 @@ def test_a_pod_whose_cgroup_vanishes_is_finished_from_its_last_figures(
     probe = probe_for(kube_cgroups, ebpf_build, records)
     try:
         probe.read()
-        kube_cgroups.start(procs, "burn-cpu", "0.2")
+        _, did = kube_cgroups.start(procs, "burn-cpu", "0.2")
         probe.read()
         finish(kube_cgroups)
         for path in sorted((p for p in kube_cgroups.made if f"pod{uid}" in str(p)),
@@ -201,7 +201,10 @@ def test_a_pod_whose_cgroup_vanishes_is_finished_from_its_last_figures(
         probe.close()
     [record] = records.got
     assert "cgroup removed" in record["caveat"]
-    assert record["ebpf"]["cpu_seconds"] >= 0.2  # the program's counter outlived the cgroup
+    # the program's counter outlived the cgroup: what the burner ran, within the tolerance
+    # eBPF's figure has against the cgroup's above (a load average near 10 read 0.1946 s
+    # for 0.2 s of burning)
+    assert record["ebpf"]["cpu_seconds"] >= 0.97 * did["cpu_s"] - 0.03
 
 
 def whole_disk(path: Path) -> str:
