@@ -41,7 +41,7 @@ CASES = {  # name: (physics, burst)
 def bench_command(case: str, args: argparse.Namespace, out: Path) -> list[str]:
     physics, burst = CASES[case]
     argv = [sys.executable, "-m", "dagpilot.cli", "bench", "--workload", args.workload,
-            "--cluster", "builtin:default", "--schedulers", ",".join((*BASELINES, POLICY)),
+            "--cluster", args.cluster, "--schedulers", ",".join((*BASELINES, POLICY)),
             "--seeds", str(args.seeds), "--arrival", "poisson", "--load", "0.8",
             "--horizon", f"{args.horizon_h}h", "--physics", physics,
             "--workers", str(args.workers), "--out", str(out)]
@@ -86,8 +86,8 @@ def case_rows(case: str, summary: dict[str, Any]) -> list[dict[str, str]]:
     if case == "physics on":
         return [{"target": "avg JCT <= 0.80 x kube-default", "figure": text(to_ref),
                  "verdict": verdict(to_ref, 0.80)},
-                {"target": f"avg JCT <= 0.95 x best heuristic ({best})", "figure": text(to_best),
-                 "verdict": verdict(to_best, 0.95)}]
+                {"target": f"avg JCT <= 0.90 x best heuristic ({best})", "figure": text(to_best),
+                 "verdict": verdict(to_best, 0.90)}]
     if case == "physics off":
         return [{"target": f"avg JCT <= 1.03 x best heuristic ({best})", "figure": text(to_best),
                  "verdict": verdict(to_best, 1.03)}]
@@ -121,14 +121,17 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--horizon-h", type=float, default=3.0)
-    parser.add_argument("--workload", default="builtin:mix")
+    parser.add_argument("--workload", default="builtin:mix",
+                        help="e.g. pool:configs/pools/unseen-real.toml, the held-out families")
+    parser.add_argument("--cluster", default="builtin:default")
+    parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--cases", default=",".join(CASES))
     args = parser.parse_args()
     report: dict[str, Any] = {}
-    lines = [f"Workload {args.workload}, builtin:default, Poisson load 0.8, "
+    lines = [f"Workload {args.workload}, {args.cluster}, Poisson load 0.8, "
              f"{args.horizon_h:g} h of arrivals, seeds 0..{args.seeds - 1}.", ""]
     for case in args.cases.split(","):
-        out = OUT / case.replace(" ", "-")
+        out = args.out / case.replace(" ", "-")
         argv = bench_command(case, args, out)
         print("$", " ".join(argv[2:]), flush=True)
         subprocess.run(argv, check=True)
@@ -138,9 +141,9 @@ def main() -> None:
                   "|---|---|---|"]
         lines += [f"| {r['target']} | {r['figure']} | {r['verdict']} |" for r in report[case]]
         lines += ["", *scheduler_table(summary), ""]
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "policy_targets.json").write_text(json.dumps(report, indent=2) + "\n")
-    (OUT / "policy_targets.md").write_text("\n".join(lines))
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "policy_targets.json").write_text(json.dumps(report, indent=2) + "\n")
+    (args.out / "policy_targets.md").write_text("\n".join(lines))
     print("\n".join(lines))
 
 

@@ -88,6 +88,10 @@ def tpch(state: Path) -> Parser:
     return _workload("tpch")
 
 
+def pool(state: Path) -> Parser:
+    return _workload("pool")
+
+
 def cws_trace(state: Path) -> Parser:
     return _workload("cws")
 

@@ -176,6 +176,10 @@ def _settings() -> list[Seed]:
             Seed("repo:configs/train-builtin.toml", "settings.toml", "toml")]
 
 
+def _pool() -> list[Seed]:
+    return _fixtures("pool", ".toml", "pool.toml", "toml")
+
+
 def _model_files(name: str) -> Callable[[], list[Seed]]:
     def seeds() -> list[Seed]:
         versions = sorted(entry.name for entry in MODELS.iterdir()
@@ -218,6 +222,7 @@ TARGETS: dict[str, Target] = {target.name: target for target in (
     Target("alibaba-gpu", "fuzz.parsers:alibaba_gpu", _alibaba_gpu),
     Target("cws-cluster", "fuzz.parsers:cws_cluster", _cws_cluster),
     Target("settings", "fuzz.parsers:settings", _settings),
+    Target("pool", "fuzz.parsers:pool", _pool),
     Target("registry-config", "fuzz.parsers:registry_config", _model_files("config.json")),
     Target("registry-normaliser", "fuzz.parsers:registry_normaliser",
            _model_files("normaliser.json")),

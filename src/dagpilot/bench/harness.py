@@ -51,6 +51,7 @@ from dagpilot.clusters import load_cluster
 from dagpilot.core.config import Settings, SimSettings
 from dagpilot.core.errors import SpecError
 from dagpilot.core.scheduler import Scheduler
+from dagpilot.core.shared_ids import tagged_where_shared
 from dagpilot.core.types import Cluster, Job
 from dagpilot.workloads import load
 from dagpilot.workloads.arrivals import ArrivalSpec, assign_arrivals
@@ -184,15 +185,11 @@ def check_writable(out_dir: Path) -> None:
 def load_workloads(specs: Sequence[str], settings: Settings) -> list[Job]:
     """The jobs of every spec in order; ids shared by two specs get the spec's number prefixed."""
     loaded = [load(spec, settings.loaders) for spec in specs]
-    counts: dict[str, int] = {}
-    for jobs in loaded:
-        for job in jobs:
-            counts[job.id] = counts.get(job.id, 0) + 1
-    merged = []
-    for index, jobs in enumerate(loaded):
-        for job in jobs:
-            clash = counts[job.id] > 1
-            merged.append(dataclasses.replace(job, id=f"w{index}.{job.id}") if clash else job)
+    ids = tagged_where_shared([[job.id for job in jobs] for jobs in loaded],
+                              lambda index: f"w{index}")
+    merged = [job if job.id == job_id else dataclasses.replace(job, id=job_id)
+              for jobs, new_ids in zip(loaded, ids, strict=True)
+              for job, job_id in zip(jobs, new_ids, strict=True)]
     if not merged:
         raise SpecError(" ".join(specs), "the workloads hold no jobs")
     return merged

@@ -19,8 +19,9 @@ WORKLOAD = "builtin:mix"
 CLUSTER = "builtin:default"
 OUT_DIR = Path("dagpilot-run")
 # The baselines of DESIGN.md section 5, in the order the table lists them.
+# DESIGN.md section 5's eight, and the seed's physics rules as a scorer (docs/SCHEDULERS.md)
 BASELINES = ("kube-default", "fifo", "random", "sjf-cp", "heft", "tetris", "cws-rank-min-rr",
-             "load-aware")
+             "load-aware", "physics-rules")
 SCHEDULERS = (*BASELINES, "dagpilot")
 SEEDS = (0, 1, 2)
 LOAD = 0.8

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dagpilot.core.errors import InvalidInput
-from dagpilot.core.reading.files import read_file
+from dagpilot.core.reading.toml_documents import read_toml
 from dagpilot.core.setting_ranges import check_all
 
 GIB = 2**30
@@ -171,18 +170,7 @@ def load_settings(path: Path | None = None) -> Settings:
     the file, the [section] and the section.key."""
     if path is None:
         return Settings()
-    data = read_file(path, MAX_SETTINGS_BYTES)  # a regular file, capped, named on failure
-    try:
-        raw = tomllib.loads(data.decode())
-    except UnicodeDecodeError as error:
-        raise InvalidInput(str(path), "", "", f"cannot read settings: {error}") from error
-    except tomllib.TOMLDecodeError as error:
-        raise InvalidInput(str(path), "", "", f"not valid TOML: {error}") from error
-    except RecursionError:  # tomllib recurses into nested arrays and inline tables
-        raise InvalidInput(str(path), "", "", "nested too deep to be settings") from None
-    except ValueError:  # an integer past Python's 4,300-digit conversion limit
-        raise InvalidInput(str(path), "", "", "a number has too many digits to be a setting"
-                           ) from None
+    raw = read_toml(path, MAX_SETTINGS_BYTES, "settings")  # capped, named on failure
     merged: Settings = _merge(Settings(), raw, str(path), "")
     check_all(merged, "", str(path))
     return merged

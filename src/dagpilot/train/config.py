@@ -11,7 +11,8 @@ from dagpilot.core.errors import SpecError
 from dagpilot.policy import PolicyConfig
 from dagpilot.schedulers import SCHEDULERS
 
-DEFAULT_TEACHERS = ("sjf-cp", "heft", "tetris", "cws-rank-min-rr", "kube-default", "load-aware")
+DEFAULT_TEACHERS = ("sjf-cp", "heft", "tetris", "cws-rank-min-rr", "kube-default", "load-aware",
+                    "physics-rules")
 
 
 @dataclass(frozen=True)

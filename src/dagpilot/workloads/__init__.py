@@ -12,7 +12,7 @@ from dagpilot.core.config import LoaderSettings
 from dagpilot.core.job_draft import JobDraft, build
 from dagpilot.core.spec import split_spec
 from dagpilot.core.types import Job
-from dagpilot.workloads import alibaba, argo, cws, generate, tpch, wfformat
+from dagpilot.workloads import alibaba, argo, cws, generate, pool, tpch, wfformat
 
 Reader = Callable[[str, LoaderSettings], list[JobDraft]]
 
@@ -24,6 +24,8 @@ READERS: dict[str, Reader] = {
     "cws": cws.read,
     "builtin": generate.read,
 }
+# a pool's members are specs themselves, read with these readers (workloads/pool.py)
+READERS[pool.KIND] = lambda argument, settings: pool.read(argument, settings, read_drafts)
 
 
 def read_drafts(spec: str, settings: LoaderSettings | None = None) -> list[JobDraft]:
