@@ -1,19 +1,23 @@
 """The DRL policy against every baseline: the targets of the policy issue, as one report.
 
-    .venv/bin/python bench/policy_targets.py [--seeds 10] [--workers 2] [--horizon 3h]
+    .venv/bin/python bench/policy_targets.py [--seeds 10] [--workers 2] [--horizon-h 3]
+        [--workload builtin:mix] [--cluster builtin:default] [--cases ...] [--schedulers ...]
+        [--burst-s 600] [--out bench/out/policy_targets]
 
-Three `dagpilot bench` runs (each printed before it runs) of `builtin:mix` on `builtin:default`
-with Poisson arrivals at load 0.8 of the busiest resource, every baseline and `dagpilot` (the
-registry's current model in ./models), paired seeds 0..N-1:
+Up to three `dagpilot bench` runs (each printed before it runs) of the workload on the cluster
+with Poisson arrivals at load 0.8 of the busiest resource, every baseline (physics-rules
+included) and `dagpilot` (the registry's current model in ./models), paired seeds 0..N-1:
 
 - physics on, and physics off;
-- physics on with a 17x burst for 10 minutes in the middle of the arrivals.
+- physics on with a 17x burst of `--burst-s` in the middle of the arrivals.
 
-The shipped model is trained on built-in jobs generated with loader seed 1
-(configs/train-builtin.toml); these runs use the default seed 0, so every job instance here is
-one the model never saw. The report (bench/out/policy_targets.md and .json) gives each target
-with its paired 95 % interval over seeds and whether it is met. The best heuristic is the
-baseline with the lowest mean average JCT in the same run.
+The held-out real-trace families are `--workload pool:configs/pools/unseen-real.toml`
+(docs/TRAINING.md); the burst at production scale is `--workload builtin:batch:200 --cluster
+builtin:scale-1000 --cases "17x burst"` (docs/BENCHMARKS.md). Built-in jobs here use loader
+seed 0 and the shipped model was trained on seed 1 (configs/train-builtin.toml), so every job
+instance is one the model never saw. The report (OUT/policy_targets.md and .json) gives each
+target with its paired 95 % interval over seeds and whether it is met. The best heuristic is
+the baseline with the lowest mean average JCT in the same run.
 """
 
 from __future__ import annotations
@@ -34,19 +38,20 @@ POLICY = "dagpilot"
 CASES = {  # name: (physics, burst)
     "physics on": ("on", None),
     "physics off": ("off", None),
-    "17x burst": ("on", "17x@{start}s+600s"),
+    "17x burst": ("on", "17x@{start}s+{length}s"),
 }
 
 
 def bench_command(case: str, args: argparse.Namespace, out: Path) -> list[str]:
     physics, burst = CASES[case]
     argv = [sys.executable, "-m", "dagpilot.cli", "bench", "--workload", args.workload,
-            "--cluster", args.cluster, "--schedulers", ",".join((*BASELINES, POLICY)),
+            "--cluster", args.cluster, "--schedulers", args.schedulers,
             "--seeds", str(args.seeds), "--arrival", "poisson", "--load", "0.8",
             "--horizon", f"{args.horizon_h}h", "--physics", physics,
             "--workers", str(args.workers), "--out", str(out)]
     if burst is not None:
-        argv += ["--burst", burst.format(start=int(args.horizon_h * 3600 / 2 - 300))]
+        start = int(args.horizon_h * 3600 / 2 - args.burst_s / 2)
+        argv += ["--burst", burst.format(start=start, length=int(args.burst_s))]
     return argv
 
 
@@ -125,6 +130,10 @@ def main() -> None:
                         help="e.g. pool:configs/pools/unseen-real.toml, the held-out families")
     parser.add_argument("--cluster", default="builtin:default")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--schedulers", default=",".join((*BASELINES, POLICY)),
+                        help="the best heuristic is the best of the baselines named here")
+    parser.add_argument("--burst-s", type=float, default=600.0,
+                        help="length of the 17x burst, in the middle of the arrivals")
     parser.add_argument("--cases", default=",".join(CASES))
     args = parser.parse_args()
     report: dict[str, Any] = {}

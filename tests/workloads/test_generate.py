@@ -21,7 +21,8 @@ def jobs(argument: str, seed: int = 0) -> list[Job]:
     return [build(draft) for draft in generate.read(argument, LoaderSettings(seed=seed))]
 
 
-@pytest.mark.parametrize("name", ["genomics", "spark-etl", "ml-training", "mlflow", "mix"])
+@pytest.mark.parametrize("name", ["genomics", "spark-etl", "ml-training", "mlflow", "mix",
+                                  "batch"])
 def test_every_builtin_job_passes_the_draft_rules_without_warnings(name: str) -> None:
     drafts = generate.read(f"{name}:40", LoaderSettings())
     assert len(drafts) == 40
@@ -119,6 +120,23 @@ def test_mlflow_prepares_trains_evaluates_and_registers() -> None:
             assert train.parents == ("prepare",)
             (evaluate,) = train.children
             assert job.task(evaluate).children == ("register",)
+
+
+def test_batch_is_a_chain_of_cpu_heavy_stages_of_whole_core_sizes() -> None:
+    batch = jobs("batch:300")
+    assert not any(job.label(generate.ARCHETYPE_LABEL) != "batch" for job in batch)
+    for job in batch:
+        assert 1 <= len(job.tasks) <= 5
+        for before, after in zip(job.tasks, job.tasks[1:], strict=False):
+            assert after.parents == (before.id,)  # a chain: M1 -> R2 -> ...
+        for task in job.tasks:
+            assert task.requests.cpu in generate.BATCH_CORES and 1 <= task.instances <= 40
+            assert task.requests.memory == 2 * task.requests.cpu * 2**30
+            assert task.task_class is TaskClass.CPU and task.cpu_intensity >= 0.9
+    cores = Counter(task.requests.cpu for job in batch for task in job.tasks)
+    assert cores[16] > 0 and cores[1] > cores[16]  # large pods are rarer, but there
+    runtimes = [t.runtime_s for job in batch for t in job.tasks]
+    assert 400 < float(np.median(runtimes)) < 900  # a 10-minute median
 
 
 def test_same_seed_same_jobs_and_a_prefix_does_not_depend_on_the_count() -> None:

@@ -18,7 +18,12 @@ spread of the nf-core and WfInstances traces. The figures per task:
   pod with 4-8 GPUs) in one all-reduce group that spends 30-50 % of its time communicating, then
   a one-GPU evaluation. GPU pods tolerate the `nvidia.com/gpu` taint; some pin a GPU model.
 - mlflow: prepare -> 1-3 training trials (each train -> evaluate) -> register the best model.
-- mix (alias default): a weighted mix of the four.
+- batch (not in the mix): Alibaba-2018-like CPU-heavy batch jobs for the burst at scale: the
+  trace's shape (a chain of 1-5 map/reduce stages of 1-40 instances each, CPU-bound, about
+  2 GiB per core), with the instances' requests widened from the trace's 0.5-1 core to 1-16
+  cores and their runtimes to a 10-minute median, so that where a pod goes leaves room for the
+  next or fragments a node (docs/BENCHMARKS.md, "The 17x burst at 1,000 nodes").
+- mix (alias default): a weighted mix of the four pipelines above.
 - wfcommons-RECIPE: scientific workflows from the optional wfcommons package
   (see wfcommons_recipes).
 """
@@ -265,7 +270,30 @@ def _mlflow_train(task_id: str, parent: str, rng: np.random.Generator) -> Task:
         membw_intensity=0.35, io_intensity=0.05, task_class=TaskClass.CPU)
 
 
+BATCH_CORES = (1, 2, 4, 8, 12, 16)
+BATCH_CORE_SHARES = (0.3, 0.2, 0.2, 0.15, 0.08, 0.07)
+
+
+def batch(job_id: str, rng: np.random.Generator) -> JobDraft:
+    """A chain of 1-5 stages (M1 -> R2 -> ...), each 1-40 instances of one CPU-heavy size."""
+    tasks: list[Task] = []
+    for stage in range(int(rng.integers(1, 6))):
+        instances = int(round(float(np.exp(rng.uniform(0.0, np.log(40.0))))))
+        cores = BATCH_CORES[int(rng.choice(len(BATCH_CORES), p=BATCH_CORE_SHARES))]
+        runtimes = _instance_runtimes(rng, 600, instances)
+        kind = "M" if stage == 0 else "R"
+        tasks.append(Task(
+            f"{kind}{stage + 1}", kind, float(np.mean(runtimes)), Resources(cores, 2 * cores * GIB),
+            parents=(tasks[-1].id,) if tasks else (), instances=instances,
+            instance_runtimes_s=runtimes, peak_memory=int(_around(rng, 1.6 * cores * GB, 0.1)),
+            read_bytes=int(_around(rng, 256 * MIB, 0.5)), written_bytes=int(_around(
+                rng, 64 * MIB, 0.5)),
+            cpu_intensity=0.95, membw_intensity=0.1, io_intensity=0.02, task_class=TaskClass.CPU))
+    return _draft("batch", job_id, tasks)
+
+
 ARCHETYPES: dict[str, Archetype] = {
+    "batch": batch,
     "genomics": genomics,
     "spark-etl": spark_etl,
     "ml-training": ml_training,
