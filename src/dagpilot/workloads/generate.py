@@ -278,7 +278,7 @@ def batch(job_id: str, rng: np.random.Generator) -> JobDraft:
     """A chain of 1-5 stages (M1 -> R2 -> ...), each 1-40 instances of one CPU-heavy size."""
     tasks: list[Task] = []
     for stage in range(int(rng.integers(1, 6))):
-        instances = int(round(float(np.exp(rng.uniform(0.0, np.log(40.0))))))
+        instances = round(float(np.exp(rng.uniform(0.0, np.log(40.0)))))
         cores = BATCH_CORES[int(rng.choice(len(BATCH_CORES), p=BATCH_CORE_SHARES))]
         runtimes = _instance_runtimes(rng, 600, instances)
         kind = "M" if stage == 0 else "R"
