@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from dagpilot.bench.main_job import BASELINES
-from dagpilot.bench.stats import Interval, paired_ratio_ci95
+from dagpilot.bench.stats import Interval, bracketed
+from dagpilot.bench.summary import paired_in
 
 OUT = Path("bench/out/policy_targets")
 REFERENCE = "kube-default"
@@ -55,24 +56,10 @@ def bench_command(case: str, args: argparse.Namespace, out: Path) -> list[str]:
     return argv
 
 
-def paired(summary: dict[str, Any], a: str, b: str, field: str) -> Interval | None:
-    """Per-seed ratio a/b of a per_seed figure, with its 95 % interval."""
-    rows = {(row["scheduler"], row["seed"]): row for row in summary["per_seed"]}
-    seeds = sorted(seed for name, seed in rows if name == a and (b, seed) in rows)
-    return paired_ratio_ci95([float(rows[a, s][field]) for s in seeds],
-                             [float(rows[b, s][field]) for s in seeds])
-
-
 def best_heuristic(summary: dict[str, Any]) -> str:
     figures = summary["schedulers"]
     return min((name for name in BASELINES if name in figures),
                key=lambda name: figures[name]["avg_jct_s"])
-
-
-def text(interval: Interval | None) -> str:
-    if interval is None:
-        return "-"
-    return f"{interval.mean:.3f} [{interval.low:.3f}, {interval.high:.3f}]"
 
 
 def verdict(interval: Interval | None, limit: float) -> str:
@@ -86,24 +73,24 @@ def verdict(interval: Interval | None, limit: float) -> str:
 
 def case_rows(case: str, summary: dict[str, Any]) -> list[dict[str, str]]:
     best = best_heuristic(summary)
-    to_ref = paired(summary, POLICY, REFERENCE, "avg_jct_s")
-    to_best = paired(summary, POLICY, best, "avg_jct_s")
+    to_ref = paired_in(summary, POLICY, REFERENCE, "avg_jct_s")
+    to_best = paired_in(summary, POLICY, best, "avg_jct_s")
     if case == "physics on":
-        return [{"target": "avg JCT <= 0.80 x kube-default", "figure": text(to_ref),
+        return [{"target": "avg JCT <= 0.80 x kube-default", "figure": bracketed(to_ref),
                  "verdict": verdict(to_ref, 0.80)},
-                {"target": f"avg JCT <= 0.90 x best heuristic ({best})", "figure": text(to_best),
-                 "verdict": verdict(to_best, 0.90)}]
+                {"target": f"avg JCT <= 0.90 x best heuristic ({best})",
+                 "figure": bracketed(to_best), "verdict": verdict(to_best, 0.90)}]
     if case == "physics off":
-        return [{"target": f"avg JCT <= 1.03 x best heuristic ({best})", "figure": text(to_best),
-                 "verdict": verdict(to_best, 1.03)}]
-    backlog = paired(summary, POLICY, REFERENCE, "peak_backlog")
-    drain = paired(summary, POLICY, REFERENCE, "drain_s")
-    return [{"target": "peak backlog <= 0.5 x kube-default", "figure": text(backlog),
+        return [{"target": f"avg JCT <= 1.03 x best heuristic ({best})",
+                 "figure": bracketed(to_best), "verdict": verdict(to_best, 1.03)}]
+    backlog = paired_in(summary, POLICY, REFERENCE, "peak_backlog")
+    drain = paired_in(summary, POLICY, REFERENCE, "drain_s")
+    return [{"target": "peak backlog <= 0.5 x kube-default", "figure": bracketed(backlog),
              "verdict": verdict(backlog, 0.5)},
-            {"target": "shorter drain than kube-default", "figure": text(drain),
+            {"target": "shorter drain than kube-default", "figure": bracketed(drain),
              "verdict": verdict(drain, 1.0)},
             {"target": f"avg JCT vs kube-default / best heuristic ({best})",
-             "figure": f"{text(to_ref)} / {text(to_best)}", "verdict": ""}]
+             "figure": f"{bracketed(to_ref)} / {bracketed(to_best)}", "verdict": ""}]
 
 
 def scheduler_table(summary: dict[str, Any]) -> list[str]:
@@ -111,7 +98,7 @@ def scheduler_table(summary: dict[str, Any]) -> list[str]:
              "peak backlog | drain h | OOM kills | jobs not finished |",
              "|---|---:|---|---:|---:|---:|---:|---:|"]
     for name, figures in summary["schedulers"].items():
-        ratio = "1" if name == REFERENCE else text(paired(summary, name, REFERENCE,
+        ratio = "1" if name == REFERENCE else bracketed(paired_in(summary, name, REFERENCE,
                                                           "avg_jct_s"))
         lines.append(
             f"| {name} | {figures['avg_jct_s'] / 3600:.2f} | {ratio} | "

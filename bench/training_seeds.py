@@ -22,7 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from dagpilot.bench.stats import Interval, paired_ratio_ci95
+from dagpilot.bench.stats import bracketed
+from dagpilot.bench.summary import paired_in
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "bench/out/training_seeds.md"
@@ -56,18 +57,6 @@ def bench_run(run: Path, args: argparse.Namespace) -> dict[str, Any]:
         return summary
 
 
-def paired(summary: dict[str, Any], a: str, b: str) -> Interval | None:
-    rows = {(row["scheduler"], row["seed"]): row for row in summary["per_seed"]}
-    seeds = sorted(seed for name, seed in rows if name == a and (b, seed) in rows)
-    return paired_ratio_ci95([float(rows[a, s]["avg_jct_s"]) for s in seeds],
-                             [float(rows[b, s]["avg_jct_s"]) for s in seeds])
-
-
-def text(interval: Interval | None) -> str:
-    return "-" if interval is None else (
-        f"{interval.mean:.3f} [{interval.low:.3f}, {interval.high:.3f}]")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("runs", nargs="+", type=Path)
@@ -85,9 +74,10 @@ def main() -> None:
         figures = summary["schedulers"]
         best = min(BASELINES, key=lambda name: figures[name]["avg_jct_s"])
         selected = json.loads((run / "best" / "metadata.json").read_text())["selected"]
+        to_ref, to_best = (paired_in(summary, "dagpilot", other, "avg_jct_s")
+                           for other in ("kube-default", best))
         lines.append(f"| {run.name} | {selected['iteration']}: {selected['ratio']:.4f} | "
-                     f"{text(paired(summary, 'dagpilot', 'kube-default'))} | {best} | "
-                     f"{text(paired(summary, 'dagpilot', best))} |")
+                     f"{bracketed(to_ref)} | {best} | {bracketed(to_best)} |")
         print(lines[-1], flush=True)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text("\n".join(lines) + "\n")

@@ -10,7 +10,6 @@ import pytest
 from dagpilot.core.config import LoaderSettings
 from dagpilot.core.errors import InvalidInput, SpecError
 from dagpilot.workloads import load, read_drafts
-from dagpilot.workloads.pool import pods
 
 REPO = Path(__file__).resolve().parents[2]
 TRACES = REPO.parent / "shared" / "traces"
@@ -41,7 +40,7 @@ def test_members_are_interleaved_by_the_seed_and_keep_every_job(tmp_path: Path) 
 
 
 def test_jobs_samples_and_max_pods_drops(tmp_path: Path) -> None:
-    sizes = {draft.job_id: pods(draft) for draft in read_drafts("builtin:spark-etl:20")}
+    sizes = {draft.job_id: draft.instances for draft in read_drafts("builtin:spark-etl:20")}
     limit = sorted(sizes.values())[10]
     text = f'[[member]]\nspec = "builtin:spark-etl:20"\nmax_pods = {limit}\n'
     capped = load(f"pool:{pool_file(tmp_path, text)}")

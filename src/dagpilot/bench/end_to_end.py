@@ -47,7 +47,7 @@ class StreamSpec:
 
 def pool_of(jobs: Sequence[Job], spec: StreamSpec) -> list[Job]:
     pool = [job for job in jobs if job.critical_path_s <= spec.max_critical_s
-            and sum(task.instances for task in job.tasks) <= spec.max_pods]
+            and job.instances <= spec.max_pods]
     if len(pool) < spec.jobs:
         raise SpecError(f"{spec.jobs} jobs", f"only {len(pool)} jobs of the workload have at "
                         f"most {spec.max_pods} pods and a critical path of at most "

@@ -18,8 +18,8 @@ from dagpilot.workloads.arrivals import ArrivalSpec, Burst
 WORKLOAD = "builtin:mix"
 CLUSTER = "builtin:default"
 OUT_DIR = Path("dagpilot-run")
-# The baselines of DESIGN.md section 5, in the order the table lists them.
-# DESIGN.md section 5's eight, and the seed's physics rules as a scorer (docs/SCHEDULERS.md)
+# DESIGN.md section 5's eight baselines, in the order the table lists them, and the seed's
+# physics rules as a scorer (docs/SCHEDULERS.md)
 BASELINES = ("kube-default", "fifo", "random", "sjf-cp", "heft", "tetris", "cws-rank-min-rr",
              "load-aware", "physics-rules")
 SCHEDULERS = (*BASELINES, "dagpilot")

@@ -75,3 +75,10 @@ def paired_ratio_ci95(numerators: Sequence[float],
     """Mean and 95 % interval of the per-seed ratios; None when no pair has a ratio."""
     ratios = paired_ratios(numerators, denominators)
     return mean_ci95(ratios) if ratios else None
+
+
+def bracketed(interval: Interval | None) -> str:
+    """`mean [low, high]` to three decimals, as the benchmark reports print it; "-" for none."""
+    if interval is None:
+        return "-"
+    return f"{interval.mean:.3f} [{interval.low:.3f}, {interval.high:.3f}]"

@@ -14,14 +14,14 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from dagpilot.bench.bounds import ratio
 from dagpilot.bench.results import RunResult
-from dagpilot.bench.stats import paired_ratio_ci95
+from dagpilot.bench.stats import Interval, paired_ratio_ci95
 
 VERSION = 1
 LOWER_BOUND = "lower-bound"
@@ -109,6 +109,15 @@ def _pair(a: str, b: str, by_seed: dict[tuple[str, int], RunResult]) -> dict[str
         if interval is not None:
             entry[key] = interval.as_dict()
     return entry
+
+
+def paired_in(document: Mapping[str, Any], a: str, b: str, field: str) -> Interval | None:
+    """A written summary's per-seed ratio of A's `per_seed` figure to B's (any figure, not only
+    those `ratios` holds: peak backlog, drain), over the seeds both finished."""
+    rows = {(row["scheduler"], row["seed"]): row for row in document["per_seed"]}
+    seeds = sorted(seed for name, seed in rows if name == a and (b, seed) in rows)
+    return paired_ratio_ci95([float(rows[a, s][field]) for s in seeds],
+                             [float(rows[b, s][field]) for s in seeds])
 
 
 def _against_bound(results: Sequence[RunResult]) -> dict[str, Any]:

@@ -59,6 +59,11 @@ class JobDraft:
         self.tasks.append(task)
         self.records.append(record)
 
+    @property
+    def instances(self) -> int:
+        """Its pods, as `Job.instances` counts them."""
+        return sum(task.instances for task in self.tasks)
+
 
 def check(draft: JobDraft) -> list[Violation]:
     """Every violation of the DAG and field rules in the draft."""

@@ -74,7 +74,7 @@ class DiskEstimate:
     io_multiplier: float  # median of m over the node's I/O-bound records
     demand_iops: float  # median summed IOPS on the node while they ran
     samples: int
-    fitted_iops: int | None = None  # the IOPS whose await levels best give each record's m
+    fitted_iops: int  # the IOPS whose await levels best give each record's m
 
 
 @dataclass(frozen=True)
@@ -271,10 +271,11 @@ def class_factors(found: Sequence[Sample], ratio: float, reference: Mapping[str,
     return tuple(sorted((name, factor) for name, factor in factors if factor > ratio))
 
 
-def replay_iops(zone: SlowZone | DiskEstimate, disk: Disk, params: PhysicsParameters) -> int:
-    """The IOPS at which `disk` slows I/O by about the estimate's multiplier at its demand: the
-    await level whose multiplier is nearest (in log), the middle of that level's await band,
-    and the utilisation of the simulator's M/M/1 await (physics.io_await_ms) that gives it."""
+def replay_iops(zone: SlowZone, disk: Disk, params: PhysicsParameters) -> int:
+    """The IOPS at which `disk` slows I/O by about the zone's multiplier at its demand, for a
+    zone without disk estimates (each estimate carries its own fitted IOPS): the await level
+    whose multiplier is nearest (in log), the middle of that level's await band, and the
+    utilisation of the simulator's M/M/1 await (physics.io_await_ms) that gives it."""
     levels = (params.io_level1_factor, params.io_level2_factor, params.io_level3_factor)
     level = min(range(3), key=lambda i: abs(math.log(levels[i] / zone.io_multiplier)))
     bounds = (params.io_level1_ms, params.io_level2_ms, params.io_level3_ms,
@@ -304,8 +305,8 @@ def _replayed(node: NodeSpec, estimate: SlowZone | DiskEstimate,
               params: PhysicsParameters) -> NodeSpec:
     if estimate.io_multiplier < SLOW_ZONE:
         return node
-    fitted = estimate.fitted_iops if isinstance(estimate, DiskEstimate) else None
-    iops = fitted if fitted is not None else replay_iops(estimate, node.disk, params)
+    iops = (estimate.fitted_iops if isinstance(estimate, DiskEstimate)
+            else replay_iops(estimate, node.disk, params))
     return dataclasses.replace(node, disk=Disk(node.disk.kind, iops,
                                                node.disk.bandwidth_bytes_s, None))
 

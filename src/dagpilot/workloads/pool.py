@@ -99,15 +99,11 @@ def _sample(member: Member, drafts: list[JobDraft], rng: np.random.Generator) ->
     """The member's jobs within `max_pods`, then a seeded sample of `jobs` of them (in the
     member's order)."""
     kept = [draft for draft in drafts
-            if member.max_pods is None or pods(draft) <= member.max_pods]
+            if member.max_pods is None or draft.instances <= member.max_pods]
     if member.jobs is None or member.jobs >= len(kept):
         return kept
     chosen = np.sort(rng.choice(len(kept), size=member.jobs, replace=False))
     return [kept[int(index)] for index in chosen]
-
-
-def pods(draft: JobDraft) -> int:
-    return sum(task.instances for task in draft.tasks)
 
 
 def _unclashed(members: list[list[JobDraft]]) -> list[JobDraft]:
