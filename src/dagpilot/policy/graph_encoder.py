@@ -17,6 +17,7 @@ import torch
 from torch import Tensor, nn
 
 from dagpilot.policy.config import PolicyConfig
+from dagpilot.policy.distinct_graphs import DistinctGraphs
 from dagpilot.policy.graph_cache import GraphSummaryCache
 from dagpilot.policy.layers import masked_mean, mlp
 from dagpilot.policy.packed_encoder import encode_valid, packable, unpack
@@ -67,14 +68,37 @@ class TaskGraphEncoder(nn.Module):
         else:
             summary = cache.summaries(graph, positions, valid, self._summary_parameters(),
                                       self._summarise)
+        return self.combine_summaries(summary, tasks)
+
+    def embed_distinct(self, graphs: DistinctGraphs, tasks: Tensor,
+                       candidate_valid: Tensor) -> Tensor:
+        """`forward`'s (B, C, d) when the candidates' graphs come as distinct ones: each is
+        summarised once, with only its valid slots computed where the encoder allows it, and
+        its gradient is the sum over the candidates that share it (training's evaluation: many
+        candidates of a minibatch share a job's graph)."""
+        summary = self.summarise(graphs.graph, graphs.positions, graphs.valid,
+                                 packed=self._packable)[graphs.of_candidate]
+        out = tasks.new_zeros(*candidate_valid.shape, self.tokens.out_features)
+        out[candidate_valid] = self.combine_summaries(summary, tasks[candidate_valid])
+        return out
+
+    def combine_summaries(self, summary: Tensor, tasks: Tensor) -> Tensor:
+        """(M, 2d) graph summaries and (M, task_dim) task rows -> (M, d) candidates."""
         embedded: Tensor = self.combine(torch.cat([summary, self.task(tasks)], dim=-1))
         return embedded
 
     def _summarise(self, graph: Tensor, positions: Tensor, valid: Tensor) -> Tensor:
+        """Without gradients, only the valid slots are computed at all (`packed_encoder`)."""
+        return self.summarise(graph, positions, valid,
+                              packed=not torch.is_grad_enabled() and self._packable)
+
+    def summarise(self, graph: Tensor, positions: Tensor, valid: Tensor, *,
+                  packed: bool) -> Tensor:
         """(M, K, .) graphs -> (M, 2d): each candidate's own token and its job's mean token;
-        attention runs only over the valid slots. Without gradients, only the valid slots are
-        computed at all (`packed_encoder`)."""
-        if not torch.is_grad_enabled() and self._packable:
+        attention runs only over the valid slots. `packed` (only for a `packable` encoder):
+        the per-token layers see the valid slots alone; the same values up to rounding, with
+        or without gradients."""
+        if packed:
             tokens = self.tokens(graph[valid]) + self.positions(positions[valid])  # (T, d)
             encoded = unpack(encode_valid(self.transformer, tokens, valid), valid)
         else:

@@ -4,6 +4,7 @@
     output = net(collate(inputs))                    # logits (B, C x N) and values (B,)
     logits = net.logits(collate(inputs))             # the actor alone (serving)
     evaluation = net.evaluate(inputs, actions)       # log-probs, values, entropy for PPO
+    evaluation = net.evaluate_rows(table, index)     # the same for a StepTable's decisions
 
 Without gradients, one decision at a time, the node embeddings and keys of the nodes that
 did not change since the last decision come from `node_memory` (set it to None to always
@@ -30,6 +31,7 @@ from dagpilot.policy.inputs import Batch, PolicyInput, collate
 from dagpilot.policy.node_encoder import NodeEncoder
 from dagpilot.policy.pair_scorer import PairScorer
 from dagpilot.policy.row_memory import RowMemory
+from dagpilot.policy.step_table import StepRows, StepTable
 
 
 @dataclass(frozen=True)
@@ -90,9 +92,16 @@ class PolicyNet(nn.Module):
         """(candidate embeddings, node embeddings, masked logits)."""
         candidates = self.graphs(batch.graph, batch.positions, batch.graph_valid, batch.tasks,
                                  batch.candidate_valid)
-        nodes, keys = self._nodes_and_keys(batch.nodes)
+        nodes, logits = self._pair_logits(candidates, self._nodes_and_keys(batch.nodes),
+                                          batch)
+        return candidates, nodes, logits
+
+    def _pair_logits(self, candidates: Tensor, nodes_and_keys: tuple[Tensor, Tensor],
+                     batch: Batch | StepRows) -> tuple[Tensor, Tensor]:
+        """(node embeddings, masked logits) of the candidates on the batch's nodes."""
+        nodes, keys = nodes_and_keys
         scores = self.pairs.scores(candidates, keys, batch.pairs, batch.pair_job)
-        return candidates, nodes, masked_logits(scores, batch.feasible, batch.bias)
+        return nodes, masked_logits(scores, batch.feasible, batch.bias)
 
     def prepare_nodes(self, rows: Tensor) -> None:
         """Bring the node memory up to date with (N, node_dim) normalised node rows ahead
@@ -129,9 +138,25 @@ class PolicyNet(nn.Module):
         output = self(collate(inputs))
         index = torch.tensor([padded_index(action, item.shape, output.grid)
                               for action, item in zip(actions, inputs, strict=True)])
-        log_p = log_probs(output.logits)
-        return Evaluation(log_p.gather(1, index[:, None]).squeeze(1), output.values,
-                          entropy(log_p))
+        return _evaluation(output.logits, output.values, index)
+
+    def evaluate_rows(self, table: StepTable, index: Tensor) -> Evaluation:
+        """`evaluate` of the table's decisions at `index` and their actions, up to float
+        rounding: each distinct graph (`embed_distinct`) and node row of them encoded once,
+        nothing collated again."""
+        rows = table.rows(index)
+        candidates = self.graphs.embed_distinct(rows.graphs, rows.tasks, rows.candidate_valid)
+        nodes, keys = self._embed_nodes(rows.node_rows)  # each distinct node row once
+        nodes, logits = self._pair_logits(candidates, (nodes[rows.node_of],
+                                                       keys[rows.node_of]), rows)
+        values = self.critic(candidates, rows.candidate_valid, nodes, rows.node_valid)
+        return _evaluation(logits, values, rows.actions)
+
+
+def _evaluation(logits: Tensor, values: Tensor, actions: Tensor) -> Evaluation:
+    """(B, C x N) masked logits, (B,) values and (B,) flat actions into that grid."""
+    log_p = log_probs(logits)
+    return Evaluation(log_p.gather(1, actions[:, None]).squeeze(1), values, entropy(log_p))
 
 
 def padded_index(action: int, shape: tuple[int, int], grid: tuple[int, int]) -> int:

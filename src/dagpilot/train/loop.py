@@ -60,7 +60,6 @@ from dagpilot.train.scenarios import (
     loaded_episode_tasks,
 )
 from dagpilot.train.snapshot import PolicySnapshot
-from dagpilot.train.targets import ppo_targets
 
 log = logging.getLogger(__name__)
 
@@ -214,7 +213,7 @@ class _Run:
                                         self._episode_progress(iteration),
                                         lanes=self.config.rollout_lanes)
             rollout_s = time.perf_counter() - begun
-            stats = ppo.update(_steps(episodes, self.config), self.generator)
+            stats = ppo.update(Steps.of(episodes, self.config.ppo), self.generator)
             for episode in episodes:
                 self.normaliser = self.normaliser.merge(episode.statistics)
             env_steps = sum(e.summary.env_steps for e in episodes if e.summary is not None)
@@ -341,16 +340,6 @@ class _Run:
     def _report(self, share: float, label: str) -> None:
         if self.progress is not None:
             self.progress(min(max(share, 0.0), 1.0), label)
-
-
-def _steps(episodes: Sequence[Episode], config: TrainConfig) -> Steps:
-    targets = ppo_targets(episodes, config.ppo)
-    return Steps(
-        inputs=[item for episode in episodes for item in episode.inputs],
-        actions=np.array([a for e in episodes for a in e.actions], dtype=np.int64),
-        old_log_probs=np.array([p for e in episodes for p in e.log_probs], dtype=np.float64),
-        advantages=np.concatenate([t.advantages for t in targets]) if targets else np.zeros(0),
-        returns=np.concatenate([t.returns for t in targets]) if targets else np.zeros(0))
 
 
 def _stage_row(stage: Stage) -> dict[str, float | int | str]:
