@@ -2,6 +2,7 @@
 rollouts, one episode at a time against lock-step groups, in the same run.
 
     taskset -c 0 nice -n 5 .venv/bin/python bench/training_throughput.py [--quick] [--lanes 8]
+        [--rounds 4] [--iterations 2]
 
 The episodes are the PPO phase's loaded ones (`train.scenarios.loaded_episode_tasks`, phase
 "ppo", iteration 0): the pool `builtin:mix:60` (loader seed 1, as the shipped model's run)
@@ -17,13 +18,23 @@ and of wall time, and the ratio of the lock-step mode to one lane: the best of e
 and the median of the rounds' ratios (each round runs both modes back to back). The two
 modes' episodes are compared step by step: how many steps chose the same action until the
 episodes part, and the largest difference of the log-probabilities while they agree
-(rounding: docs/TRAINING.md, "Lock-step rollouts"). Results go to
+(rounding: docs/TRAINING.md, "Lock-step rollouts").
+
+Then `--iterations` rounds of whole PPO iterations, the old update against the new in
+alternating order: each is the lock-step rollouts of the same tasks, their targets
+(`Steps.of`: GAE and the input-driven baseline) and one PPO update (the training defaults:
+4 epochs, minibatch 64) of a fresh copy of the model with the same generator, either as
+before (`PPO(collate_once=False)`: every minibatch collated afresh, per-tensor Adam) or from
+the iteration's StepTable (the default). Each phase's CPU and wall seconds are kept; the figure
+is environment steps per CPU second of the whole iteration, and of the update alone (steps
+of data per second). Both updates' losses and weights are compared. Results go to
 bench/out/training_throughput.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import platform
 import time
@@ -39,6 +50,8 @@ from dagpilot.policy import PolicyConfig, PolicyNet
 from dagpilot.policy.process import set_torch_threads
 from dagpilot.registry import load_current, read_current
 from dagpilot.state import FEATURE_SCHEMA_VERSION, Normaliser
+from dagpilot.train.config import PPOSettings
+from dagpilot.train.ppo import PPO, Steps
 from dagpilot.train.rollout import Episode, LocalRollouts
 from dagpilot.train.scenarios import EpisodeTask, loaded_episode_tasks
 from dagpilot.train.snapshot import PolicySnapshot
@@ -95,6 +108,69 @@ def agreement(one: list[Episode], other: list[Episode]) -> dict[str, float]:
             "episodes": len(one), "max_log_prob_difference": worst}
 
 
+def iteration(rollouts: LocalRollouts, policy: PolicySnapshot, tasks: list[EpisodeTask],
+              lanes: int, collate_once: bool) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
+    """One PPO iteration (rollouts, targets, update) of a fresh copy of the snapshot's
+    network: CPU and wall seconds per phase, the update's statistics, the weights after it."""
+    clock: dict[str, float] = {}
+    started = (time.process_time(), time.perf_counter())
+    episodes, clock["rollout_cpu_s"], clock["rollout_wall_s"] = collect(rollouts, policy,
+                                                                       tasks, lanes)
+    begun = (time.process_time(), time.perf_counter())
+    settings = PPOSettings()
+    steps = Steps.of(episodes, settings)
+    clock["targets_cpu_s"] = time.process_time() - begun[0]
+    model = PolicyNet.from_state(policy.config, policy.state_dict)
+    begun = (time.process_time(), time.perf_counter())
+    ppo = PPO(model, settings, collate_once=collate_once)
+    if not collate_once:  # the update before, whole: its per-tensor Adam too
+        ppo.optimizer = torch.optim.Adam(model.parameters(), lr=settings.learning_rate)
+    stats = ppo.update(steps, torch.Generator().manual_seed(SEED))
+    clock["update_cpu_s"] = time.process_time() - begun[0]
+    clock["update_wall_s"] = time.perf_counter() - begun[1]
+    clock["cpu_s"] = time.process_time() - started[0]
+    clock["wall_s"] = time.perf_counter() - started[1]
+    env_steps = sum(e.summary.env_steps for e in episodes if e.summary is not None)
+    return ({**clock, "env_steps": env_steps, "decisions": len(steps),
+             "steps_per_cpu_s": env_steps / clock["cpu_s"],
+             "steps_per_wall_s": env_steps / clock["wall_s"],
+             "update_steps_per_cpu_s": len(steps) / clock["update_cpu_s"],
+             "stats": dataclasses.asdict(stats)},
+            {name: p.detach().clone() for name, p in model.named_parameters()})
+
+
+def iterations(rollouts: LocalRollouts, policy: PolicySnapshot, tasks: list[EpisodeTask],
+               lanes: int, rounds: int) -> dict[str, Any]:
+    """Whole iterations, the update before (`collate_every_minibatch`) and the StepTable's
+    (`collate_once`), alternating; per round the ratio, and how far the two updates'
+    weights and losses lie apart."""
+    modes = {"collate_every_minibatch": False, "collate_once": True}
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in modes}
+    weights: dict[str, dict[str, torch.Tensor]] = {}
+    for round_ in range(rounds):
+        for name in (list(modes) if round_ % 2 == 0 else list(modes)[::-1]):
+            result, weights[name] = iteration(rollouts, policy, tasks, lanes, modes[name])
+            runs[name].append(result)
+            print(f"iteration round {round_} {name:>23}: {result['env_steps']} steps in "
+                  f"{result['cpu_s']:.1f} s CPU ({result['wall_s']:.1f} s wall; rollouts "
+                  f"{result['rollout_cpu_s']:.1f}, targets {result['targets_cpu_s']:.2f}, "
+                  f"update {result['update_cpu_s']:.1f}): {result['steps_per_cpu_s']:,.0f} "
+                  f"steps/s, update {result['update_steps_per_cpu_s']:,.0f} steps/s of CPU",
+                  flush=True)
+    old, new = runs["collate_every_minibatch"], runs["collate_once"]
+    return {"runs": runs,
+            "ratio_per_round": [b["steps_per_cpu_s"] / a["steps_per_cpu_s"]
+                                for a, b in zip(old, new, strict=True)],
+            "update_ratio_per_round": [b["update_steps_per_cpu_s"] / a["update_steps_per_cpu_s"]
+                                       for a, b in zip(old, new, strict=True)],
+            "max_weight_difference": max(
+                float((weights["collate_once"][name] - tensor).abs().max())
+                for name, tensor in weights["collate_every_minibatch"].items()),
+            "loss_relative_differences": {
+                key: abs(new[0]["stats"][key] - old[0]["stats"][key]) / max(
+                    abs(old[0]["stats"][key]), 1e-12) for key in old[0]["stats"]}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run: short episodes")
@@ -102,6 +178,8 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=2, help="arrival sequences (x4 tasks)")
     parser.add_argument("--horizon-h", type=float, default=0.25, help="hours of arrivals")
     parser.add_argument("--rounds", type=int, default=4, help="alternating rounds per mode")
+    parser.add_argument("--iterations", type=int, default=2,
+                        help="alternating rounds of whole iterations, old update and new")
     parser.add_argument("--models", type=Path, default=Path("models"))
     parser.add_argument("--one-lane-only", action="store_true",
                         help="only the one-lane mode (to measure another tree's code)")
@@ -145,19 +223,30 @@ def main() -> None:
     paired = [b["steps_per_cpu_s"] / a["steps_per_cpu_s"]
               for a, b in zip(runs["one_lane"], runs["lockstep"], strict=True)]
     agree = agreement(kept["one_lane"], kept["lockstep"])
+    whole = (iterations(rollouts, policy, tasks, args.lanes, args.iterations)
+             if args.iterations else None)
     OUT.mkdir(exist_ok=True)
     (OUT / "training_throughput.json").write_text(json.dumps({
         "machine": platform.processor() or platform.machine(), "python":
         platform.python_version(), "torch": torch.__version__, "model": model, "pool": POOL,
         "cluster": CLUSTER, "load": LOAD, "horizon_h": horizon_h, "tasks": len(tasks),
         "lanes": args.lanes, "runs": runs, "best_steps_per_cpu_s": best,
-        "ratio_best": ratio, "ratio_per_round": paired, "agreement": agree}, indent=1))
+        "ratio_best": ratio, "ratio_per_round": paired, "agreement": agree,
+        "iterations": whole}, indent=1))
     print(f"model: {model}; {len(tasks)} tasks of {horizon_h:g} h on {CLUSTER}")
     print(f"lock-step / one lane, steps per CPU second: best {ratio:.2f}x, median of rounds "
           f"{float(np.median(paired)):.2f}x, per round {', '.join(f'{r:.2f}x' for r in paired)}")
     print(f"agreement: {agree['same_before_parting']} of {agree['steps']} steps the same "
           f"before parting; {agree['episodes_parted']} of {agree['episodes']} episodes parted; "
           f"largest log-probability difference {agree['max_log_prob_difference']:.2e}")
+    if whole is not None:
+        print("whole iteration, collating once / every minibatch, steps per CPU second: "
+              f"{', '.join(f'{r:.2f}x' for r in whole['ratio_per_round'])}; the update alone "
+              f"{', '.join(f'{r:.2f}x' for r in whole['update_ratio_per_round'])}; weights "
+              f"within {whole['max_weight_difference']:.1e}; relative differences of the "
+              "update's means: " + ", ".join(
+                  f"{key} {value:.1e}" for key, value in
+                  whole["loss_relative_differences"].items()))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from torch import nn
 
@@ -39,3 +40,26 @@ def test_only_pre_norm_relu_encoders_without_dropout_are_packed() -> None:
         nn.TransformerEncoderLayer(16, 4, 32, dropout=0.1, batch_first=True, norm_first=True),
         1, enable_nested_tensor=False)
     assert not packable(with_dropout)
+
+
+def test_attention_groups_give_the_one_layout_outputs_and_gradients() -> None:
+    """Graphs ordered by width in two groups, each attended in a layout of its own width,
+    give every valid slot what one layout of the widest gives, with gradients alike."""
+    module = encoder()
+    generator = torch.Generator().manual_seed(2)
+    lengths = torch.tensor([1, 2, 2, 3, 9, 8])
+    valid = torch.arange(9)[None, :] < lengths[:, None]
+    valid[4, 5] = False  # a hole
+    tokens = torch.randn(int(valid.sum()), 16, generator=generator, requires_grad=True)
+    one = encode_valid(module, tokens, valid)
+    (one_gradient,) = torch.autograd.grad(one.square().sum(), tokens)
+    grouped = encode_valid(module, tokens, valid, (4, 2))
+    (grouped_gradient,) = torch.autograd.grad(grouped.square().sum(), tokens)
+    torch.testing.assert_close(grouped, one, atol=1e-5, rtol=0.0)
+    torch.testing.assert_close(grouped_gradient, one_gradient, atol=1e-5, rtol=1e-5)
+
+
+def test_attention_groups_must_cover_the_graphs() -> None:
+    valid = torch.ones(3, 2, dtype=torch.bool)
+    with pytest.raises(ValueError, match="groups of 2 graphs for 3"):
+        encode_valid(encoder(), torch.zeros(6, 16), valid, (1, 1))

@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from dagpilot.policy import PolicyConfig, PolicyInput, PolicyNet, collate
-from dagpilot.policy.distinct_graphs import GraphPool
+from dagpilot.policy.distinct_graphs import DistinctGraphs
 from dagpilot.policy.network import Evaluation
-from dagpilot.policy.step_table import StepTable
+from dagpilot.policy.step_table import StepTable, _attention_groups
 from tests.policy.builders import policy_input
 
 CONFIG = PolicyConfig(d_model=16, heads=2, layers=2, feedforward=32, pair_rank=8)
@@ -91,14 +91,35 @@ def test_identical_graphs_share_a_row_and_different_ones_do_not() -> None:
                                .copy())
     changed = item.observation.graph_features.copy()
     changed[0, 0, 0] += 1.0
-    pool = GraphPool()
-    first = pool.add(item.observation)
-    assert pool.add(twin).tolist() == first.tolist()
-    altered = pool.add(dataclasses.replace(item.observation, graph_features=changed))
-    assert altered[0] not in first and altered[1:].tolist() == first[1:].tolist()
-    assert len(pool) == len(set(first.tolist())) + 1
+    graphs = DistinctGraphs.of([item.observation, twin, dataclasses.replace(
+        item.observation, graph_features=changed)])
+    first, again, altered = graphs.of_candidate.view(3, 4).tolist()
+    assert again == first
+    assert altered[0] not in first and altered[1:] == first[1:]
+    assert len(graphs.graph) == len(set(first)) + 1
+    for row, candidate in zip(first, range(4), strict=True):
+        assert torch.equal(graphs.graph[row], torch.from_numpy(
+            item.observation.graph_features[candidate]))
+
+
+def test_used_slots_run_to_the_last_valid_slot() -> None:
+    valid = torch.tensor([[True, False, True, False], [True, False, False, False],
+                          [False, False, False, False]])
+    graphs = DistinctGraphs(torch.zeros(3, 4, 1), torch.zeros(3, 4, 1), valid,
+                            torch.arange(3))
+    assert graphs.used_slots().tolist() == [3, 1, 1]
 
 
 def test_a_table_needs_an_action_per_input() -> None:
     with pytest.raises(ValueError, match="one action"):
         StepTable.of([policy_input(2, 3)], [])
+
+
+@pytest.mark.parametrize(("widths", "groups"), [
+    ([2, 3, 3, 4, 32, 32], (4, 2)),  # 4 x 4 + 2 x 32 padded slots instead of 6 x 32
+    ([8, 8, 9, 10], ()),  # nearly even: one layout
+    ([32], ()),
+])
+def test_narrow_graphs_are_attended_apart_when_that_pads_much_less(
+        widths: list[int], groups: tuple[int, ...]) -> None:
+    assert _attention_groups(widths) == groups

@@ -4,12 +4,13 @@ A job's graph slots change only when its tasks change state, and the pods of a s
 their job's graph, so an iteration's candidates hold few distinct graphs (the PPO benchmark's
 6,764 decisions: 13,043 candidates, 113 distinct graphs). Training's evaluation summarises
 each distinct graph of a minibatch once (`TaskGraphEncoder.embed_distinct`) instead of once
-per candidate. A graph is keyed as `GraphSummaryCache` keys it, by the exact bytes of its
-features, positions and mask up to its last valid slot, so one key is one summary.
+per candidate. Two candidates share a graph when their features, positions and masks are
+equal byte for byte, so one graph is one summary.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,54 +18,50 @@ import numpy.typing as npt
 import torch
 from torch import Tensor
 
-from dagpilot.policy.graph_cache import graph_keys, used_slots
 from dagpilot.state.observation import Observation
 
 
 @dataclass(frozen=True)
 class DistinctGraphs:
-    """U distinct graphs and, for each of M real candidates (in `candidate_valid.nonzero()`
-    order), the row of its graph."""
+    """U distinct graphs and, for each of M candidates, the row of its graph."""
 
     graph: Tensor  # (U, K, graph_dim)
     positions: Tensor  # (U, K, position_dim)
     valid: Tensor  # (U, K) bool
     of_candidate: Tensor  # (M,) int64
+    # graphs per attention layout (`packed_encoder.encode_valid`); empty: one for all
+    groups: tuple[int, ...] = ()
+
+    @classmethod
+    def of(cls, observations: Sequence[Observation]) -> DistinctGraphs:
+        """The distinct graphs of all the observations' candidates, in their order."""
+        slots = max(o.graph_valid.shape[1] for o in observations)
+        graph, positions, valid = (np.concatenate([widened(a, slots) for a in arrays])
+                                   for arrays in zip(*((o.graph_features, o.graph_positions,
+                                                        o.graph_valid) for o in observations),
+                                                     strict=True))
+        _, first, of_candidate = np.unique(_row_bytes(graph, positions, valid),
+                                           return_index=True, return_inverse=True)
+        return cls(torch.from_numpy(graph[first]), torch.from_numpy(positions[first]),
+                   torch.from_numpy(valid[first]),
+                   torch.from_numpy(of_candidate.reshape(-1).astype(np.int64)))
+
+    def used_slots(self) -> Tensor:
+        """(U,) each graph's slots up to its last valid one (at least 1)."""
+        last = self.valid.shape[1] - self.valid.flip(1).int().argmax(1)
+        return torch.where(self.valid.any(1), last, 1)
 
 
-class GraphPool:
-    """Distinct graphs gathered decision by decision; `add` says which each candidate has."""
+def widened(array: npt.NDArray[np.generic], size: int) -> npt.NDArray[np.generic]:
+    """(C, n, ...) -> (C, size, ...): zeros (False) after the n (graph slots, nodes)."""
+    missing = size - array.shape[1]
+    if not missing:
+        return array
+    return np.pad(array, ((0, 0), (0, missing), *([(0, 0)] * (array.ndim - 2))))
 
-    def __init__(self) -> None:
-        self._rows: dict[bytes, int] = {}
-        self._graphs: list[tuple[Tensor, Tensor, Tensor]] = []
 
-    def __len__(self) -> int:
-        return len(self._graphs)
-
-    def add(self, observation: Observation) -> npt.NDArray[np.int64]:
-        """(C,) the pool row of each candidate's graph, new graphs added."""
-        graph = torch.from_numpy(np.asarray(observation.graph_features, np.float32))
-        positions = torch.from_numpy(np.asarray(observation.graph_positions, np.float32))
-        valid = torch.from_numpy(np.asarray(observation.graph_valid, np.bool_))
-        rows = np.empty(len(graph), np.int64)
-        widths = used_slots(valid)
-        for candidate, key in enumerate(graph_keys(graph, positions, valid, widths)):
-            row = self._rows.get(key)
-            if row is None:
-                row = self._rows[key] = len(self._graphs)
-                width = int(widths[candidate])
-                self._graphs.append((graph[candidate, :width], positions[candidate, :width],
-                                     valid[candidate, :width]))
-            rows[candidate] = row
-        return rows
-
-    def stacked(self) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-        """(U, K, graph_dim) graphs, (U, K, position_dim) positions and (U, K) masks, padded
-        to the widest graph's used slots K, and (U,) each graph's used slots."""
-        if not self._graphs:
-            raise ValueError("no graphs were added")
-        widths = torch.tensor([len(valid) for _, _, valid in self._graphs])
-        padded = [torch.nn.utils.rnn.pad_sequence(list(part), batch_first=True)
-                  for part in zip(*self._graphs, strict=True)]
-        return padded[0], padded[1], padded[2], widths
+def _row_bytes(*arrays: npt.NDArray[np.generic]) -> npt.NDArray[np.void]:
+    """(M,) one opaque value per row: the row's bytes across the arrays (M, ...)."""
+    flat = np.concatenate([np.ascontiguousarray(a).reshape(len(a), -1).view(np.uint8)
+                           for a in arrays], axis=1)
+    return np.ascontiguousarray(flat).view(np.dtype((np.void, flat.shape[1]))).ravel()

@@ -59,8 +59,8 @@ class GraphSummaryCache:
         not remembered for these exact `parameters`, and identical rows once."""
         if self._watch.moved(parameters):
             self._entries.clear()
-        used = used_slots(valid)
-        keys = graph_keys(graph, positions, valid, used)
+        used = _used_slots(valid)
+        keys = _keys(graph, positions, valid, used)
         found: dict[bytes, npt.NDArray[np.float32]] = {}
         first: dict[bytes, int] = {}  # the first row of each key not remembered
         for row, key in enumerate(keys):
@@ -86,7 +86,7 @@ class GraphSummaryCache:
         return torch.from_numpy(np.stack([found[key] for key in keys]))
 
 
-def used_slots(valid: Tensor) -> npt.NDArray[np.int64]:
+def _used_slots(valid: Tensor) -> npt.NDArray[np.int64]:
     """(M,) per row: slots up to its last valid one (at least 1)."""
     mask = valid.numpy()
     slots = mask.shape[1]
@@ -94,8 +94,8 @@ def used_slots(valid: Tensor) -> npt.NDArray[np.int64]:
     return np.where(mask.any(axis=1), last, 1).astype(np.int64)
 
 
-def graph_keys(graph: Tensor, positions: Tensor, valid: Tensor,
-               used: npt.NDArray[np.int64]) -> list[bytes]:
+def _keys(graph: Tensor, positions: Tensor, valid: Tensor,
+          used: npt.NDArray[np.int64]) -> list[bytes]:
     """The exact bytes of each row's graph features, positions and mask up to its used
     slots (the widths of the three are fixed, so the length tells the slot count)."""
     features, places, mask = graph.numpy(), positions.numpy(), valid.numpy()

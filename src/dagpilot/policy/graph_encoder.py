@@ -13,6 +13,8 @@ tasks change state, so without gradients (decisions, not training's `evaluate`) 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 from torch import Tensor, nn
 
@@ -77,7 +79,8 @@ class TaskGraphEncoder(nn.Module):
         its gradient is the sum over the candidates that share it (training's evaluation: many
         candidates of a minibatch share a job's graph)."""
         summary = self.summarise(graphs.graph, graphs.positions, graphs.valid,
-                                 packed=self._packable)[graphs.of_candidate]
+                                 packed=self._packable, groups=graphs.groups).index_select(
+                                     0, graphs.of_candidate)
         out = tasks.new_zeros(*candidate_valid.shape, self.tokens.out_features)
         out[candidate_valid] = self.combine_summaries(summary, tasks[candidate_valid])
         return out
@@ -93,14 +96,14 @@ class TaskGraphEncoder(nn.Module):
                               packed=not torch.is_grad_enabled() and self._packable)
 
     def summarise(self, graph: Tensor, positions: Tensor, valid: Tensor, *,
-                  packed: bool) -> Tensor:
+                  packed: bool, groups: Sequence[int] = ()) -> Tensor:
         """(M, K, .) graphs -> (M, 2d): each candidate's own token and its job's mean token;
         attention runs only over the valid slots. `packed` (only for a `packable` encoder):
         the per-token layers see the valid slots alone; the same values up to rounding, with
-        or without gradients."""
+        or without gradients; `groups` as `encode_valid` takes them."""
         if packed:
             tokens = self.tokens(graph[valid]) + self.positions(positions[valid])  # (T, d)
-            encoded = unpack(encode_valid(self.transformer, tokens, valid), valid)
+            encoded = unpack(encode_valid(self.transformer, tokens, valid, groups), valid)
         else:
             tokens = self.tokens(graph) + self.positions(positions)
             encoded = self.transformer(tokens, src_key_padding_mask=~valid)

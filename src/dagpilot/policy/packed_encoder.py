@@ -1,4 +1,4 @@
-"""The graph Transformer over the valid slots only, for inference.
+"""The graph Transformer over the valid slots only: decisions, and training's evaluation.
 
 A candidate's graph fills on average a third of its K slots, and `nn.TransformerEncoder`
 computes every slot: the padded ones go through the layer norms, the attention projections
@@ -11,6 +11,10 @@ tokens' outputs are those of the module, computed with the module's own paramete
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
@@ -33,17 +37,53 @@ def _packable(layer: nn.Module) -> bool:
             and not attention.add_zero_attn)
 
 
-def encode_valid(encoder: nn.TransformerEncoder, tokens: Tensor, valid: Tensor) -> Tensor:
+def encode_valid(encoder: nn.TransformerEncoder, tokens: Tensor, valid: Tensor,
+                 groups: Sequence[int] = ()) -> Tensor:
     """(T, d) embedded valid tokens, in `valid.nonzero()` order, and (M, K) the valid slots
-    -> (T, d) their encoder outputs. Only when `packable(encoder)` and without dropout."""
-    slots = valid.nonzero(as_tuple=True)
-    keys = valid[:, None, None, :]  # (M, 1, 1, K): attend to the valid slots only
+    -> (T, d) their encoder outputs. Only when `packable(encoder)` and without dropout.
+    `groups`: numbers of consecutive graphs whose attention runs on their own layout, as wide
+    as the group's widest graph (graphs ordered by width: a few wide ones then pad only each
+    other); empty, one layout for all."""
+    layouts = _layouts(valid, groups)
     out = tokens
     for layer in encoder.layers:
         assert isinstance(layer, nn.TransformerEncoderLayer)
-        out = out + _attention(layer.self_attn, layer.norm1(out), slots, keys)
+        out = out + _grouped_attention(layer.self_attn, layer.norm1(out), layouts)
         out = out + layer.linear2(F.relu(layer.linear1(layer.norm2(out))))
     return out
+
+
+def _layouts(valid: Tensor, groups: Sequence[int]) -> list[_Layout]:
+    """Each group's tokens (a range of the packed rows), valid slots and key mask."""
+    if not groups:
+        return [_Layout(0, -1, valid.nonzero(as_tuple=True), valid[:, None, None, :])]
+    if sum(groups) != len(valid):
+        raise ValueError(f"attention groups of {sum(groups)} graphs for {len(valid)}")
+    layouts, first, start = [], 0, 0
+    for count in groups:
+        part = valid[first:first + count]
+        width = int(part.any(0).nonzero().max()) + 1 if bool(part.any()) else 1
+        part = part[:, :width]
+        end = start + int(part.sum())
+        layouts.append(_Layout(start, end, part.nonzero(as_tuple=True),
+                               part[:, None, None, :]))
+        first, start = first + count, end
+    return layouts
+
+
+class _Layout(NamedTuple):
+    start: int  # first packed token
+    end: int  # one past the last (-1: all of them)
+    slots: tuple[Tensor, ...]
+    keys: Tensor  # (M, 1, 1, K)
+
+
+def _grouped_attention(attention: nn.MultiheadAttention, tokens: Tensor,
+                       layouts: list[_Layout]) -> Tensor:
+    if len(layouts) == 1 and layouts[0].end == -1:
+        return _attention(attention, tokens, layouts[0].slots, layouts[0].keys)
+    return torch.cat([_attention(attention, tokens[layout.start:layout.end], layout.slots,
+                                 layout.keys) for layout in layouts])
 
 
 def _attention(attention: nn.MultiheadAttention, tokens: Tensor, slots: tuple[Tensor, ...],

@@ -6,7 +6,7 @@ task graph through the Transformer although most of a minibatch's candidates sha
 graphs. The table holds the decisions' arrays once, as torch tensors: node rows per decision;
 the candidates' rows (task features, feasibility, bias, job row) one after another in a pool,
 the jobs' distance rows likewise, each behind a row of zeros that padding reads; the distinct
-graphs once (`GraphPool`). `rows(index)` gathers a minibatch padded to its own largest C, N
+graphs once (`DistinctGraphs`). `rows(index)` gathers a minibatch padded to its own largest C, N
 and J, as `collate` pads it, with its distinct graphs, so that `PolicyNet.evaluate_rows`
 computes what `evaluate` does on those inputs, up to float rounding.
 """
@@ -21,7 +21,7 @@ import numpy.typing as npt
 import torch
 from torch import Tensor
 
-from dagpilot.policy.distinct_graphs import DistinctGraphs, GraphPool
+from dagpilot.policy.distinct_graphs import DistinctGraphs, widened
 from dagpilot.policy.inputs import PolicyInput
 
 
@@ -57,11 +57,12 @@ class StepTable:
     feasible: Tensor  # (1 + candidates, N_max)
     bias: Tensor | None  # (1 + candidates, N_max); None: no decision has one
     pair_job: Tensor  # (1 + candidates,)
-    graph_of: Tensor  # (1 + candidates,) row of the candidate's graph in `graphs`
+    graph_of: Tensor  # (1 + candidates,) row of the candidate's graph in `graphs.graph`
     job_slot: Tensor  # (S, J_max)
     job_counts: Tensor  # (S,) at least 1, as `collate` counts a decision's job rows
     pairs: Tensor  # (1 + jobs, N_max, pair_dim)
-    graphs: tuple[Tensor, Tensor, Tensor, Tensor]  # GraphPool.stacked()
+    graphs: DistinctGraphs  # every candidate's graph
+    graph_widths: Tensor  # (distinct graphs,) their used slots
     action_candidate: Tensor  # (S,)
     action_node: Tensor  # (S,)
 
@@ -78,8 +79,7 @@ class StepTable:
         jobs = [len(o.pair_features) for o in observations]
         node_counts = [len(o.node_features) for o in observations]
         widest = max(node_counts)
-        pool = GraphPool()
-        graph_of = np.concatenate([pool.add(o) for o in observations])
+        graphs = DistinctGraphs.of(observations)
         action_candidate, action_node = np.divmod(np.asarray(actions, np.int64),
                                                   np.asarray(node_counts, np.int64))
         node_rows, node_of = _distinct_rows(_padded([o.node_features for o in observations],
@@ -89,15 +89,15 @@ class StepTable:
             node_counts=torch.tensor(node_counts),
             candidate_slot=_slots(candidates), candidate_counts=torch.tensor(candidates),
             tasks=_pooled([o.task_features for o in observations]),
-            feasible=_pooled([_widened(item.feasible, widest) for item in inputs], np.bool_),
+            feasible=_pooled([widened(item.feasible, widest) for item in inputs], np.bool_),
             bias=None if all(item.bias is None for item in inputs) else _pooled(
-                [_widened(np.zeros(item.shape, np.float32) if item.bias is None
+                [widened(np.zeros(item.shape, np.float32) if item.bias is None
                           else item.bias, widest) for item in inputs]),
             pair_job=_pooled([o.pair_job for o in observations], np.int64),
-            graph_of=torch.from_numpy(np.concatenate([[0], graph_of])),
+            graph_of=torch.cat([torch.zeros(1, dtype=torch.int64), graphs.of_candidate]),
             job_slot=_slots(jobs), job_counts=torch.tensor([max(j, 1) for j in jobs]),
-            pairs=_pooled([_widened(o.pair_features, widest) for o in observations]),
-            graphs=pool.stacked(),
+            pairs=_pooled([widened(o.pair_features, widest) for o in observations]),
+            graphs=graphs, graph_widths=graphs.used_slots(),
             action_candidate=torch.from_numpy(action_candidate),
             action_node=torch.from_numpy(action_node))
 
@@ -120,12 +120,30 @@ class StepTable:
             actions=self.action_candidate[index] * nodes + self.action_node[index])
 
     def _distinct(self, graph_rows: Tensor) -> DistinctGraphs:
-        """The graphs of M candidates, each distinct one once, cut to their used slots."""
-        graph, positions, valid, widths = self.graphs
+        """The graphs of M candidates, each distinct one once, narrowest first, cut to their
+        used slots, in two attention groups where that pads much less."""
         distinct, of_candidate = torch.unique(graph_rows, return_inverse=True)
-        width = int(widths[distinct].max())
-        return DistinctGraphs(graph[distinct, :width], positions[distinct, :width],
-                              valid[distinct, :width], of_candidate)
+        widths, order = torch.sort(self.graph_widths[distinct], stable=True)
+        distinct = distinct[order]
+        place = torch.empty_like(order)
+        place[order] = torch.arange(len(order))
+        width = int(widths[-1])
+        return DistinctGraphs(self.graphs.graph[distinct, :width],
+                              self.graphs.positions[distinct, :width],
+                              self.graphs.valid[distinct, :width], place[of_candidate],
+                              _attention_groups(widths.tolist()))
+
+
+def _attention_groups(widths: list[int]) -> tuple[int, ...]:
+    """Ascending widths -> the graphs in each attention group: the split into two with the
+    fewest padded slots, taken when it saves a third of them (each group costs its own
+    calls)."""
+    whole = len(widths) * widths[-1]
+    cost, split = min((count * widths[count - 1] + (len(widths) - count) * widths[-1], count)
+                      for count in range(1, len(widths) + 1))
+    if cost > whole * 2 / 3 or split == len(widths):
+        return ()
+    return (split, len(widths) - split)
 
 
 def _slots(counts: Sequence[int]) -> Tensor:
@@ -143,14 +161,6 @@ def _pooled(arrays: Sequence[npt.NDArray[np.generic]],
     tail = arrays[0].shape[1:]
     return torch.from_numpy(np.concatenate(
         [np.zeros((1, *tail), dtype), *(np.asarray(a, dtype) for a in arrays)]))
-
-
-def _widened(array: npt.NDArray[np.generic], nodes: int) -> npt.NDArray[np.generic]:
-    """(C, n, ...) -> (C, nodes, ...), zeros (False) for the missing nodes."""
-    missing = nodes - array.shape[1]
-    if not missing:
-        return array
-    return np.pad(array, ((0, 0), (0, missing), *([(0, 0)] * (array.ndim - 2))))
 
 
 def _padded(arrays: Sequence[npt.NDArray[np.float32]], nodes: int) -> npt.NDArray[np.float32]:

@@ -99,10 +99,10 @@ class PPO:
         self.model = model
         self.settings = settings
         self.collate_once = collate_once
-        # foreach: Adam over all 54 small tensors at once, bit for bit the per-tensor loop
-        # (4 ms a step here against 7)
+        # fused: Adam over all 54 small tensors in one kernel (2 ms a step here, the
+        # per-tensor loop 7), the same update up to float rounding
         self.optimizer = torch.optim.Adam(model.parameters(), lr=settings.learning_rate,
-                                          foreach=True)
+                                          fused=True)
 
     def update(self, steps: Steps, generator: torch.Generator) -> UpdateStats:
         """`epochs` passes over the steps in shuffled minibatches; means over all of them."""
@@ -140,6 +140,7 @@ class PPO:
                         entropy=evaluation.entropy, settings=self.settings)
         self.optimizer.zero_grad()
         loss.total.backward()  # type: ignore[no-untyped-call]
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings.max_grad_norm)
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings.max_grad_norm,
+                                       foreach=True)
         self.optimizer.step()
         return loss
