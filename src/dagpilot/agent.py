@@ -179,13 +179,22 @@ class Agent:
         logits = logits.unsqueeze(0)
         log_p = log_probs(logits)[0]
         chosen = _pick(logits, greedy, generator)
-        candidate, node = divmod(chosen, nodes)
-        row = log_p.view(policy_input.shape)[candidate]
+        row = log_p.view(policy_input.shape)[chosen // nodes]
         marginal = np.float32(torch.logsumexp(row, 0))  # log P(this pod)
+        return self.decision(view, ready, chosen, row.numpy() - marginal,
+                             log_prob=float(log_p[chosen]), estimate=estimate)
+
+    def decision(self, view: ClusterView, ready: Ready, chosen: int,
+                 log_conditional: npt.NDArray[np.float32], *, log_prob: float,
+                 estimate: float) -> Decision:
+        """`choose`'s end: the Decision of the flat pick `chosen`, given its pod's
+        log P(node | pod) for every node (lock-step rollouts compute those for many lanes
+        at once: `train.lane_choice`)."""
+        candidate, node = divmod(chosen, ready.policy_input.shape[1])
         placement = self._decoder.placement(view, ready.observed.candidates, candidate, node,
-                                            row.numpy() - marginal, explain=self.explain)
-        return Decision(placement, policy_input, ready.observed.raw, chosen,
-                        float(log_p[chosen]), estimate)
+                                            log_conditional, explain=self.explain)
+        return Decision(placement, ready.policy_input, ready.observed.raw, chosen, log_prob,
+                        estimate)
 
     def rank(self, view: ClusterView, pod: PodRef) -> Ranking:
         """`pod` alone (pending or not): the nodes where it may go, with the policy's

@@ -8,7 +8,8 @@ round each lane that has a decision to make contributes its input to one batch: 
 `Agent.ready` gives, bit for bit, with the node features, the candidates' task rows and the
 normalisation computed for all lanes at once (`lane_encoder.ready_all`: numpy's per-call cost
 is the encoder's, not its arithmetic); the network runs once, and each lane chooses from its
-own row (`Agent.choose`) and steps its simulator.
+own row (`Agent.choose`, for all lanes at once: `lane_choice.choose_all`) and steps its
+simulator.
 A lane whose view has nothing feasible steps on without a decision, as `run_episode` does; a
 lane whose episode ends stays empty until the group is done.
 
@@ -39,6 +40,7 @@ from dagpilot.policy import PolicyNet, collate
 from dagpilot.sim import SimEnv
 from dagpilot.state import Normaliser
 from dagpilot.state.observation import Observation
+from dagpilot.train.lane_choice import choose_all
 from dagpilot.train.lane_encoder import LaneEncoder, Shortlist, ready_all
 from dagpilot.train.rollout import Episode, EpisodeSummary, record_step, run_episode
 from dagpilot.train.scenarios import EpisodeTask
@@ -109,12 +111,9 @@ def run_group(model: PolicyNet, agents: Sequence[Agent], cluster: Cluster,
             raise ValueError("a lock-step group's episodes must share one cluster's nodes")
         with torch.inference_mode():
             output = model(collate([ready.policy_input for _, ready in waiting]))
-            # each row's logits and value at once (one torch call, not one per lane)
-            decisions = [lane.agent.choose(lane.view, ready, logits, value, greedy=False,
-                                           generator=lane.generator)
-                         for (lane, ready), logits, value in zip(
-                             waiting, output.logits.unbind(0), output.values.tolist(),
-                             strict=True)]
+            decisions = choose_all([(lane.agent, lane.view, ready, lane.generator)
+                                    for lane, ready in waiting], output.logits,
+                                   output.values.tolist())
         for (lane, _), decision in zip(waiting, decisions, strict=True):
             now = lane.view.now_s
             lane.view, reward, lane.done, _ = lane.env.step(decision.placement)
