@@ -92,3 +92,20 @@ def test_read_only_and_other_typed_arrays_are_converted_without_warnings() -> No
     single = collate([odd])  # filterwarnings=error: a warning fails here
     assert single.nodes.dtype == torch.float32
     _assert_first_row_is(single, collate([odd, odd]))
+
+
+def test_inputs_of_one_shape_stack_as_the_padded_path_pads_them() -> None:
+    """Inputs that agree in every shape are stacked, not padded (lock-step lanes often do):
+    the batch is the padded path's, float64 features converted as there."""
+    same = [policy_input(6, 9, jobs=2, seed=seed) for seed in (4, 8)]
+    o = same[1].observation
+    same[1] = dataclasses.replace(same[1], observation=dataclasses.replace(
+        o, node_features=o.node_features.astype(np.float64)))
+    stacked = collate(same)
+    padded = collate([*same, policy_input(2, 9, seed=5, slots=1)])
+    for name, tensor in _fields(stacked).items():
+        other = getattr(padded, name)
+        assert (tensor is None) == (other is None), name
+        if tensor is not None and other is not None:
+            assert tensor.dtype == other.dtype, name
+            assert torch.equal(tensor, other[:2]), name

@@ -97,7 +97,7 @@ def collate(inputs: Sequence[PolicyInput]) -> Batch:
     candidates = max(len(o.task_features) for o in observations)
     nodes = max(len(o.node_features) for o in observations)
     jobs = max(max(len(o.pair_features), 1) for o in observations)
-    slots = max(_used_slots(o) for o in observations)
+    slots = _batch_slots(observations)
     return Batch(
         nodes=_pad([o.node_features for o in observations], (nodes,)),
         node_valid=_valid([len(o.node_features) for o in observations], nodes),
@@ -159,13 +159,30 @@ def _bias(inputs: Sequence[PolicyInput], grid: tuple[int, int]) -> Tensor | None
 def _used_slots(observation: Observation) -> int:
     """Graph slots up to the last one any candidate uses: a small job fills few of the K
     slots, and attention over empty ones is wasted work (they are masked anyway)."""
-    used = np.flatnonzero(observation.graph_valid.any(axis=0))
+    return _last_used_slot(observation.graph_valid)
+
+
+def _batch_slots(observations: Sequence[Observation]) -> int:
+    """The largest `_used_slots` of the inputs: one pass over their masks when they have as
+    many slots each (every input of one model does)."""
+    if len({o.graph_valid.shape[1] for o in observations}) == 1:
+        return _last_used_slot(np.concatenate([o.graph_valid for o in observations]))
+    return max(_used_slots(o) for o in observations)
+
+
+def _last_used_slot(graph_valid: Bools) -> int:
+    """`_used_slots` of (C, K) slot masks, of one input or of several concatenated."""
+    used = np.flatnonzero(graph_valid.any(axis=0))
     return int(used[-1]) + 1 if len(used) else 1
 
 
 def _pad(arrays: Sequence[npt.NDArray[np.generic]], lead: tuple[int, ...],
          dtype: type[np.generic] = np.float32) -> Tensor:
     """Stack arrays, zero-padding their leading axes to `lead` (trailing axes must agree)."""
+    shapes = {array.shape for array in arrays}
+    if len(shapes) == 1 and next(iter(shapes))[:len(lead)] == lead:
+        # nothing to pad (lock-step lanes often agree): one stack, not a copy per input
+        return torch.from_numpy(np.stack(arrays).astype(dtype, copy=False))
     tail = next((a.shape[len(lead):] for a in arrays if a.size), arrays[0].shape[len(lead):])
     out = np.zeros((len(arrays), *lead, *tail), dtype=dtype)
     for row, array in enumerate(arrays):
@@ -175,4 +192,5 @@ def _pad(arrays: Sequence[npt.NDArray[np.generic]], lead: tuple[int, ...],
 
 
 def _valid(lengths: Sequence[int], size: int) -> Tensor:
-    return torch.arange(size)[None, :] < torch.tensor(lengths)[:, None]
+    # numpy, not torch: a few microseconds against tens for torch's small-tensor calls
+    return torch.from_numpy(np.arange(size)[None, :] < np.array(lengths)[:, None])
