@@ -10,7 +10,7 @@ from dagpilot.clusters import load_cluster
 from dagpilot.policy import PolicyConfig, PolicyNet, collate
 from dagpilot.sim import SimEnv
 from dagpilot.state import Normaliser
-from dagpilot.train.lane_choice import choose_all
+from dagpilot.train.lane_choice import _race, choose_all
 from dagpilot.train.scenarios import loaded_episode_tasks
 from dagpilot.workloads import load
 from tests.sim.helpers import settings
@@ -65,5 +65,23 @@ def test_lanes_choose_as_each_agent_chooses_alone() -> None:
                 views[lane], _, _, _ = envs[lane].step(decision.placement)
         live -= {lane for lane in live if envs[lane].done}
     assert compared > 100 and len(widths) > 2  # padded rows of several widths compared
+    assert all(torch.equal(a.get_state(), b.get_state())
+               for a, b in zip(mine, alone, strict=True))
+
+
+def test_the_race_draws_what_multinomial_draws_from_each_unpadded_row() -> None:
+    """Rows of several widths padded with p = 0, some sharply peaked: the same picks and
+    the generators in the same state, draw after draw."""
+    widths = [768, 192, 48, 768, 5, 1]
+    logits = torch.randn(len(widths), 768, generator=torch.Generator().manual_seed(0)) * 8
+    for lane, width in enumerate(widths):
+        logits[lane, width:] = float("-inf")
+    probs = torch.softmax(logits, -1)
+    mine, alone = _generators(list(range(6))), _generators(list(range(6)))
+    for _ in range(50):
+        expected = [int(torch.multinomial(probs[lane, :width].unsqueeze(0), 1,
+                                          generator=alone[lane])[0, 0])
+                    for lane, width in enumerate(widths)]
+        assert _race(probs, list(zip(widths, mine, strict=True))) == expected
     assert all(torch.equal(a.get_state(), b.get_state())
                for a, b in zip(mine, alone, strict=True))

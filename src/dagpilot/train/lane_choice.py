@@ -5,9 +5,13 @@ A round's logits are (B, C_max x N): each lane's grid first, its padded candidat
 at -inf. Softmax and log-softmax over a row reduce in the same vector lanes whatever follows
 the row, and a padded entry adds exp(-inf) = 0 exactly, so one call over the batch gives
 each lane's prefix bit for bit as the call over that lane's row alone (tests compare them
-with `Agent.choose`). Each lane still draws from its own row with its own generator
-(`torch.multinomial` draws one number per entry of the row it is given, so the row must not
-be padded), and the chosen pods' rows are stacked for one log-sum-exp.
+with `Agent.choose`). Each lane still draws with its own generator, as many numbers as its
+row has entries: `torch.multinomial` of one sample is the argmax of p / q, q exponential
+draws, one per entry (the "exponential race"); here each lane fills its row's prefix of q
+from its own generator, the padding stays at 1 (p = 0 there: never the first maximum), and
+one division and argmax serve the batch, without multinomial's checks of each row (a
+softmax is finite, non-negative and sums to 1). The chosen pods' rows are stacked for one
+log-sum-exp.
 """
 
 from __future__ import annotations
@@ -29,8 +33,8 @@ def choose_all(lanes: Sequence[Lane], logits: torch.Tensor,
     nodes = logits.shape[1] // max(ready.policy_input.shape[0] for _, _, ready, _ in lanes)
     log_p = torch.log_softmax(logits, dim=-1)
     probs = torch.softmax(logits, dim=-1)
-    chosen = [_draw(probs[lane, :ready.policy_input.shape[0] * nodes], generator)
-              for lane, (_, _, ready, generator) in enumerate(lanes)]
+    chosen = _race(probs, [(ready.policy_input.shape[0] * nodes, generator)
+                           for _, _, ready, generator in lanes])
     rows = log_p.view(len(lanes), -1, nodes)[
         torch.arange(len(lanes)), torch.tensor([pick // nodes for pick in chosen])]
     log_conditional = (rows - torch.logsumexp(rows, 1, keepdim=True)).numpy()
@@ -41,7 +45,11 @@ def choose_all(lanes: Sequence[Lane], logits: torch.Tensor,
                 lanes, chosen, log_conditional, picked, estimates, strict=True)]
 
 
-def _draw(probs: torch.Tensor, generator: torch.Generator) -> int:
-    """`policy.sample`'s draw from one lane's unpadded probabilities."""
-    return int(torch.multinomial(probs.unsqueeze(0), 1, generator=generator)[0, 0])
-
+def _race(probs: torch.Tensor, rows: Sequence[tuple[int, torch.Generator]]) -> list[int]:
+    """`torch.multinomial(probs[lane, :width], 1, generator=generator)` for each lane's
+    (width, generator), bit for bit, and the generators left where it leaves them."""
+    race = torch.ones_like(probs)
+    for lane, (width, generator) in enumerate(rows):
+        race[lane, :width].exponential_(generator=generator)
+    picks: list[int] = (probs / race).argmax(-1).tolist()
+    return picks
