@@ -8,8 +8,9 @@ on, as before), then computes the node features of all the lanes' views stacked
 job, and mostly not recomputed), and normalises those groups stacked again
 (`state.lane_normalise`). Each lane's input is the one `Agent.ready` gives the same
 view with the same memory, bit for bit (tests/train/test_lane_encoder.py): only the number of
-numpy calls changes. A lane's agent still makes the choice (`Agent.choose`: its own decoder
-turns the pick into a placement, which without explanations reads no memory).
+numpy calls changes. A lane's agent still places the pick (`lane_choice.choose_all`, then
+`Agent.decision`: its own decoder turns the pick into a placement, which without explanations
+reads no memory).
 """
 
 from __future__ import annotations
