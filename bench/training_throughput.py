@@ -20,14 +20,19 @@ modes' episodes are compared step by step: how many steps chose the same action 
 episodes part, and the largest difference of the log-probabilities while they agree
 (rounding: docs/TRAINING.md, "Lock-step rollouts").
 
-Then `--iterations` rounds of whole PPO iterations, the old update against the new in
-alternating order: each is the lock-step rollouts of the same tasks, their targets
+Then `--iterations` rounds of whole PPO iterations, training before this work against
+training now, in alternating order. Each is the rollouts of the same tasks, their targets
 (`Steps.of`: GAE and the input-driven baseline) and one PPO update (the training defaults:
-4 epochs, minibatch 64) of a fresh copy of the model with the same generator, either as
-before (`PPO(collate_once=False)`: every minibatch collated afresh, per-tensor Adam) or from
-the iteration's StepTable (the default). Each phase's CPU and wall seconds are kept; the figure
-is environment steps per CPU second of the whole iteration, and of the update alone (steps
-of data per second). Both updates' losses and weights are compared. Results go to
+4 epochs, minibatch 64) of a fresh copy of the model with the same generator. "before": the
+rollouts one episode at a time (`run_episode`, the path training took before lock-step
+rollouts) and the update as it was (`PPO(collate_once=False)`: every minibatch collated
+afresh, per-tensor Adam); "new": the lock-step rollouts (`--lanes`) and the update from the
+iteration's StepTable (the default). `--before-rollouts lockstep` gives "before" the new
+lock-step rollouts too, so that only the update differs (the third and fourth rounds'
+comparison). Each phase's CPU and wall seconds are kept; the figure is environment steps per
+CPU second of the whole iteration, and of the update alone (steps of data per second). Both
+updates' losses and weights are compared (the two rollouts take the same actions, as the
+rounds above check, their log-probabilities equal up to rounding). Results go to
 bench/out/training_throughput.json.
 """
 
@@ -139,36 +144,48 @@ def iteration(rollouts: LocalRollouts, policy: PolicySnapshot, tasks: list[Episo
             {name: p.detach().clone() for name, p in model.named_parameters()})
 
 
+MODES = {"before": (False, "the update before (every minibatch collated, per-tensor Adam)"),
+         "new": (True, "the StepTable's update")}
+"""Whole-iteration modes: (collate_once, what runs)."""
+
+
 def iterations(rollouts: LocalRollouts, policy: PolicySnapshot, tasks: list[EpisodeTask],
-               lanes: int, rounds: int) -> dict[str, Any]:
-    """Whole iterations, the update before (`collate_every_minibatch`) and the StepTable's
-    (`collate_once`), alternating; per round the ratio, and how far the two updates'
-    weights and losses lie apart."""
-    modes = {"collate_every_minibatch": False, "collate_once": True}
-    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in modes}
+               lanes: dict[str, int], rounds: int) -> dict[str, Any]:
+    """Whole iterations, "before" and "new" (`MODES`; `lanes`: each one's rollout lanes),
+    alternating; per round the ratio, and how far the two updates' weights and losses lie
+    apart."""
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in MODES}
     weights: dict[str, dict[str, torch.Tensor]] = {}
     for round_ in range(rounds):
-        for name in (list(modes) if round_ % 2 == 0 else list(modes)[::-1]):
-            result, weights[name] = iteration(rollouts, policy, tasks, lanes, modes[name])
+        for name in (list(MODES) if round_ % 2 == 0 else list(MODES)[::-1]):
+            result, weights[name] = iteration(rollouts, policy, tasks, lanes[name],
+                                              MODES[name][0])
             runs[name].append(result)
-            print(f"iteration round {round_} {name:>23}: {result['env_steps']} steps in "
-                  f"{result['cpu_s']:.1f} s CPU ({result['wall_s']:.1f} s wall; rollouts "
-                  f"{result['rollout_cpu_s']:.1f}, targets {result['targets_cpu_s']:.2f}, "
-                  f"update {result['update_cpu_s']:.1f}): {result['steps_per_cpu_s']:,.0f} "
-                  f"steps/s, update {result['update_steps_per_cpu_s']:,.0f} steps/s of CPU",
-                  flush=True)
-    old, new = runs["collate_every_minibatch"], runs["collate_once"]
-    return {"runs": runs,
-            "ratio_per_round": [b["steps_per_cpu_s"] / a["steps_per_cpu_s"]
-                                for a, b in zip(old, new, strict=True)],
-            "update_ratio_per_round": [b["update_steps_per_cpu_s"] / a["update_steps_per_cpu_s"]
-                                       for a, b in zip(old, new, strict=True)],
+            print(f"iteration round {round_} {name:>6} (rollout lanes {lanes[name]}): "
+                  f"{result['env_steps']} steps in {result['cpu_s']:.1f} s CPU "
+                  f"({result['wall_s']:.1f} s wall; rollouts {result['rollout_cpu_s']:.1f}, "
+                  f"targets {result['targets_cpu_s']:.2f}, update "
+                  f"{result['update_cpu_s']:.1f}): {result['steps_per_cpu_s']:,.0f} steps/s, "
+                  f"update {result['update_steps_per_cpu_s']:,.0f} steps/s of CPU", flush=True)
+    old, new = runs["before"], runs["new"]
+    return {"modes": {name: {"rollout_lanes": lanes[name], "update": what}
+                      for name, (_, what) in MODES.items()},
+            "runs": runs,
+            "ratio_per_round": _ratios(old, new, "steps_per_cpu_s"),
+            "update_ratio_per_round": _ratios(old, new, "update_steps_per_cpu_s"),
+            "rollout_ratio_per_round": [a["rollout_cpu_s"] / b["rollout_cpu_s"]
+                                        for a, b in zip(old, new, strict=True)],
             "max_weight_difference": max(
-                float((weights["collate_once"][name] - tensor).abs().max())
-                for name, tensor in weights["collate_every_minibatch"].items()),
+                float((weights["new"][name] - tensor).abs().max())
+                for name, tensor in weights["before"].items()),
             "loss_relative_differences": {
                 key: abs(new[0]["stats"][key] - old[0]["stats"][key]) / max(
                     abs(old[0]["stats"][key]), 1e-12) for key in old[0]["stats"]}}
+
+
+def _ratios(old: list[dict[str, Any]], new: list[dict[str, Any]], key: str) -> list[float]:
+    """Per round, new's figure over before's."""
+    return [b[key] / a[key] for a, b in zip(old, new, strict=True)]
 
 
 def main() -> None:
@@ -180,6 +197,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4, help="alternating rounds per mode")
     parser.add_argument("--iterations", type=int, default=2,
                         help="alternating rounds of whole iterations, old update and new")
+    parser.add_argument("--before-rollouts", choices=("one-lane", "lockstep"),
+                        default="one-lane", help="the rollouts of whole iterations' before "
+                        "mode: one episode at a time (training before), or lock-step")
     parser.add_argument("--models", type=Path, default=Path("models"))
     parser.add_argument("--one-lane-only", action="store_true",
                         help="only the one-lane mode (to measure another tree's code)")
@@ -223,8 +243,9 @@ def main() -> None:
     paired = [b["steps_per_cpu_s"] / a["steps_per_cpu_s"]
               for a, b in zip(runs["one_lane"], runs["lockstep"], strict=True)]
     agree = agreement(kept["one_lane"], kept["lockstep"])
-    whole = (iterations(rollouts, policy, tasks, args.lanes, args.iterations)
-             if args.iterations else None)
+    before_lanes = 1 if args.before_rollouts == "one-lane" else args.lanes
+    whole = (iterations(rollouts, policy, tasks, {"before": before_lanes, "new": args.lanes},
+                        args.iterations) if args.iterations else None)
     OUT.mkdir(exist_ok=True)
     (OUT / "training_throughput.json").write_text(json.dumps({
         "machine": platform.processor() or platform.machine(), "python":
@@ -240,9 +261,11 @@ def main() -> None:
           f"before parting; {agree['episodes_parted']} of {agree['episodes']} episodes parted; "
           f"largest log-probability difference {agree['max_log_prob_difference']:.2e}")
     if whole is not None:
-        print("whole iteration, collating once / every minibatch, steps per CPU second: "
+        print("whole iteration, new / before, steps per CPU second: "
               f"{', '.join(f'{r:.2f}x' for r in whole['ratio_per_round'])}; the update alone "
-              f"{', '.join(f'{r:.2f}x' for r in whole['update_ratio_per_round'])}; weights "
+              f"{', '.join(f'{r:.2f}x' for r in whole['update_ratio_per_round'])}; the "
+              f"rollouts alone {', '.join(f'{r:.2f}x' for r in whole['rollout_ratio_per_round'])}"
+              "; weights "
               f"within {whole['max_weight_difference']:.1e}; relative differences of the "
               "update's means: " + ", ".join(
                   f"{key} {value:.1e}" for key, value in
