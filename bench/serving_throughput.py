@@ -45,6 +45,7 @@ import http.client
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -81,6 +82,7 @@ WARM_PODS = 2
 SETTLE_S = 30.0  # how long after the last create a pod may still bind
 MEASURED: dict[str, int] = {}  # the processes of the scheduler under test, by role: their CPU
 ONLY: set[str] = set()  # --only: the schedulers measured besides kube-scheduler alone
+DECISIONS: dict[str, int] = {}  # the custom scheduler's last phase: decisions by outcome
 PROFILES: list[Path] = []  # --profile DIR: where py-spy writes each dagpilot process's samples
 
 
@@ -476,16 +478,39 @@ def kube_scheduler(layout: Layout, ports: Ports, profile: str,
 
 @contextmanager
 def custom_scheduler(layout: Layout) -> Iterator[str]:
+    """`dagpilot serve scheduler` for one phase; its decisions by outcome (model, fallback,
+    unschedulable) and fallbacks by reason, read from its /metrics before it stops, go to
+    DECISIONS: a fallback decision costs far less CPU than the model's, so the rate and CPU
+    figures mean little without them."""
+    port = free_ports(1)[0]
     child = _started([DAGPILOT, "serve", "scheduler", "--kubeconfig", str(layout.kubeconfig),
                       "--models", str(REPO / "models"), "--scheduler-name", "dagpilot",
-                      "--no-leader-elect", "--metrics-port", "0",
+                      "--no-leader-elect", "--metrics-port", str(port),
                       "--metrics-address", "127.0.0.1"],
                      layout.logs / "bench-scheduler.log", lambda: True)
     try:
         with measured("dagpilot", child.pid):
             yield "dagpilot"  # the warm-up pods (latency) or the first bind (saturation) wait
     finally:
+        DECISIONS.clear()
+        DECISIONS.update(decision_counts(port))
         _stop(child)
+
+
+def decision_counts(port: int) -> dict[str, int]:
+    """`outcome` and `fallback:reason` -> count, from the scheduler's /metrics ({} if none)."""
+    try:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        connection.request("GET", "/metrics")
+        text = connection.getresponse().read().decode()
+    except OSError:
+        return {}
+    counts: dict[str, int] = {}
+    for family, prefix in (("decisions", ""), ("fallbacks", "fallback:")):
+        pattern = rf'^dagpilot_scheduler_{family}_total{{\w+="([^"]+)"}} ([0-9.e+]+)$'
+        for label, value in re.findall(pattern, text, flags=re.MULTILINE):
+            counts[prefix + label] = int(float(value))
+    return counts
 
 
 def run(nodes: int, count: int, window_s: float, directory: Path,
@@ -515,13 +540,19 @@ def run(nodes: int, count: int, window_s: float, directory: Path,
                         name == SCORE_ALL and "kube-scheduler + extender" in ONLY):
                     continue
                 print(f"[{nodes} nodes] {name}: saturation", file=sys.stderr, flush=True)
+                DECISIONS.clear()
                 figures = {"saturation": saturation(api, tasks, scheduler, count, start)}
+                if DECISIONS:
+                    figures["saturation"]["decisions"] = dict(DECISIONS)
                 if not rate:
                     rate = OFFERED_FRACTION * figures["saturation"]["pods_per_s"]
                 print(f"[{nodes} nodes] {name}: {rate:.1f} pods/s offered", file=sys.stderr,
                       flush=True)
+                DECISIONS.clear()
                 with start():
                     figures["latency"] = offered(api, tasks, scheduler, rate, window_s)
+                if DECISIONS:
+                    figures["latency"]["decisions"] = dict(DECISIONS)
                 results["schedulers"][name] = figures
                 print(json.dumps({name: figures}), file=sys.stderr, flush=True)
     finally:
