@@ -15,7 +15,6 @@ from dagpilot.live.pods import decode_pod
 from dagpilot.live.prometheus import MEASURED, Prometheus, Reading, SignalSample
 from dagpilot.live.signal_poller import SignalPoller
 from dagpilot.live.watcher import Relist
-from dagpilot.serve.binder import BindRequest
 from dagpilot.serve.deadline import DeadlineRunner
 from dagpilot.serve.decisions import Decider
 from dagpilot.serve.fallback import Fallback
@@ -24,27 +23,10 @@ from dagpilot.serve.scheduler_loop import LoopConfig, SchedulerLoop
 from dagpilot.serve.scheduler_view import SchedulerView
 from dagpilot.serve.serve_metrics import SchedulerMetrics
 from tests.live.objects import CREATED_S, node, pod
+from tests.serve.loop_helpers import RecordingBinder
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 SPECS = load_cluster("builtin:small").nodes
-
-
-class RecordingBinder:
-    """The loop's binder, binding nothing: what it was asked to bind, in order."""
-
-    in_flight = 0
-
-    def __init__(self) -> None:
-        self.asked: list[BindRequest] = []
-
-    def bind(self, request: BindRequest) -> None:
-        self.asked.append(request)
-
-    def done(self) -> list[Any]:
-        return []
-
-    def mark_unschedulable(self, namespace: str, name: str, message: str) -> None:
-        raise AssertionError("every pod fits here")
 
 
 def _loop(is_leader: bool, *, prepare: bool = True) -> tuple[
@@ -92,6 +74,7 @@ def test_each_new_sample_prepares_the_model_once_and_placements_are_unchanged() 
     assert [(r.name, r.placement.node) for r in binder.asked] == \
         [(r.name, r.placement.node) for r in twin_binder.asked]
     assert len(binder.asked) == 8 and loop.outcomes["model"] == 8
+    assert binder.unschedulable == []  # every pod fits here
 
 
 def test_a_follower_prepares_nothing() -> None:

@@ -64,6 +64,9 @@ class SchedulerLoop:
         self.dropped = 0  # placements of pods no longer pending when they came to be bound
         self._decoder = Decoder()  # the filters' reasons, for unschedulable messages
         self._token = -1
+        # the view the decisions read, pinned again per decision; None after the fallback
+        # decided (a policy call past its deadline may still be reading it)
+        self._pinned: PinnedView | None = None
         self._prepared = 0  # the view's signal samples the model was prepared for
         self._cluster = view.cluster
         self._decided: dict[str, str] = {}  # API uid -> namespace/name, until the pod ends
@@ -99,7 +102,7 @@ class SchedulerLoop:
             eligible = self._eligible()
             if not eligible:
                 break
-            choice = self.decider.decide(PinnedView(view, eligible))
+            choice = self.decider.decide(self._pin(eligible))
             self._count(choice)
             made += 1
             if choice.placement is None:
@@ -119,7 +122,19 @@ class SchedulerLoop:
                 if self.unschedulable.eligible(pod.uid, now)
                 and self.retries.eligible(pod.uid, now)]
 
+    def _pin(self, eligible: Sequence[PodRef]) -> PinnedView:
+        """The view with `eligible` pending: the last decision's object when the model made
+        that decision (its call has returned), so what the decoder keeps about the view (the
+        reasons nodes reject a pod spec) carries over; a new one after the fallback's."""
+        pinned = self._pinned
+        if pinned is None:
+            pinned = self._pinned = PinnedView(self.view, eligible)
+            return pinned
+        return pinned.pin(eligible)
+
     def _count(self, choice: Choice) -> None:
+        if choice.version is None:  # the fallback decided: the model may still read the view
+            self._pinned = None
         self.outcomes[choice.outcome] += 1
         self.metrics.decisions.labels(choice.outcome).inc()
         self.metrics.decision_seconds.observe(choice.decision_s)

@@ -4,7 +4,10 @@
 polling), tells a pod's API uid, and passes every pod record it is fed to an optional
 listener (shadow mode watches where another scheduler puts pods). `PinnedView` shows a view
 with a pending list fixed when the decision starts: the pods the unschedulable queue lets
-through, and a list that cannot change under a policy call that outlives its deadline.
+through, and a list that cannot change under a policy call that outlives its deadline. The
+loop pins one PinnedView again for each decision (`pin`) while no call can still be reading it:
+the decoder keeps the reasons each node rejects a pod spec for until the change log lists the
+node, for the same view object only, so a new object per decision threw them all away.
 """
 
 from __future__ import annotations
@@ -54,6 +57,12 @@ class PinnedView:
     def __init__(self, view: ClusterView, pending: Sequence[PodRef]) -> None:
         self._view = view
         self._pending = tuple(pending)
+
+    def pin(self, pending: Sequence[PodRef]) -> PinnedView:
+        """This view with another pending list (the next decision's); only while no policy
+        call past its deadline may still be reading the list it has now."""
+        self._pending = tuple(pending)
+        return self
 
     @property
     def now_s(self) -> float:
