@@ -128,3 +128,26 @@ def test_collating_once_updates_as_collating_every_minibatch() -> None:
                for name in after)
     for name, moved in after.items():
         torch.testing.assert_close(moved, before[name], rtol=1e-5, atol=1e-6, msg=name)
+
+
+def test_every_minibatch_step_clips_the_gradients_of_all_parameters() -> None:
+    """The step the optimiser takes sees gradients whose total norm is `max_grad_norm` at
+    most, over every parameter of the network (the clipping's own list of them)."""
+    net = PolicyNet.create(CONFIG, seed=4)
+    items = [policy_input(3, 5, seed=1), policy_input(2, 5, jobs=2, seed=2)]
+    steps = Steps(items, np.array([0, 1]), old_log_probs=np.array([-3.0, -2.0]),
+                  advantages=np.array([50.0, -50.0]), returns=np.array([30.0, -30.0]))
+    ppo = PPO(net, PPOSettings(epochs=2, minibatch=2, max_grad_norm=1e-3))
+    norms: list[float] = []
+    step = ppo.optimizer.step
+
+    def seen(*args: object, **kwargs: object) -> None:
+        grads = [p.grad for p in net.parameters() if p.grad is not None]
+        assert len(grads) == len(list(net.parameters()))
+        norms.append(float(torch.linalg.vector_norm(torch.stack(
+            [torch.linalg.vector_norm(grad) for grad in grads]))))
+        step(*args, **kwargs)
+
+    ppo.optimizer.step = seen  # type: ignore[method-assign]
+    ppo.update(steps, torch.Generator().manual_seed(0))
+    assert len(norms) == 2 and all(norm <= 1e-3 * (1 + 1e-5) for norm in norms)
