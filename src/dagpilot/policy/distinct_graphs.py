@@ -18,6 +18,7 @@ import numpy.typing as npt
 import torch
 from torch import Tensor
 
+from dagpilot.policy.unique_rows import unique_rows
 from dagpilot.state.observation import Observation
 
 
@@ -40,8 +41,7 @@ class DistinctGraphs:
                                    for arrays in zip(*((o.graph_features, o.graph_positions,
                                                         o.graph_valid) for o in observations),
                                                      strict=True))
-        _, first, of_candidate = np.unique(_row_bytes(graph, positions, valid),
-                                           return_index=True, return_inverse=True)
+        first, of_candidate = unique_rows(_row_bytes(graph, positions, valid))
         return cls(torch.from_numpy(graph[first]), torch.from_numpy(positions[first]),
                    torch.from_numpy(valid[first]),
                    torch.from_numpy(of_candidate.reshape(-1).astype(np.int64)))
@@ -60,8 +60,7 @@ def widened(array: npt.NDArray[np.generic], size: int) -> npt.NDArray[np.generic
     return np.pad(array, ((0, 0), (0, missing), *([(0, 0)] * (array.ndim - 2))))
 
 
-def _row_bytes(*arrays: npt.NDArray[np.generic]) -> npt.NDArray[np.void]:
-    """(M,) one opaque value per row: the row's bytes across the arrays (M, ...)."""
-    flat = np.concatenate([np.ascontiguousarray(a).reshape(len(a), -1).view(np.uint8)
+def _row_bytes(*arrays: npt.NDArray[np.generic]) -> npt.NDArray[np.uint8]:
+    """(M, bytes): each row's bytes across the arrays (M, ...)."""
+    return np.concatenate([np.ascontiguousarray(a).reshape(len(a), -1).view(np.uint8)
                            for a in arrays], axis=1)
-    return np.ascontiguousarray(flat).view(np.dtype((np.void, flat.shape[1]))).ravel()

@@ -23,6 +23,7 @@ from torch import Tensor
 
 from dagpilot.policy.distinct_graphs import DistinctGraphs, widened
 from dagpilot.policy.inputs import PolicyInput
+from dagpilot.policy.unique_rows import unique_rows
 
 
 @dataclass(frozen=True)
@@ -176,7 +177,6 @@ def _padded(arrays: Sequence[npt.NDArray[np.float32]], nodes: int) -> npt.NDArra
 def _distinct_rows(rows: npt.NDArray[np.float32]) -> tuple[Tensor, Tensor]:
     """(S, N, D) -> the distinct (exact bytes) rows (U, D) and (S, N) the row of each."""
     flat = np.ascontiguousarray(rows.reshape(-1, rows.shape[-1]))
-    keys = flat.view(np.dtype((np.void, flat.dtype.itemsize * flat.shape[1]))).ravel()
-    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    first, inverse = unique_rows(flat)
     return (torch.from_numpy(flat[first]),
             torch.from_numpy(inverse.reshape(rows.shape[:2]).astype(np.int64)))
