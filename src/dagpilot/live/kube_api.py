@@ -15,6 +15,10 @@
 - Every failure is a KubeApiError naming the server and the reason in words: refused, no
   answer in time, a certificate the kubeconfig's CA does not sign or one that expired, a client
   the server does not accept (401), RBAC (403). `retryable` says whether trying again can help.
+- `bind` and `create_event`, a scheduler's two writes per pod, are POSTed on the client's own
+  connection pool with the kubeconfig's credentials, past the client's generated methods: those
+  validate their arguments (pydantic) and rebuild the body, about 1.3 ms of CPU a request
+  (1.85 against 0.6 ms for the same POST), as much again as the request itself.
 - `bind` (a pods/binding POST, the decision annotation on the Binding) and `patch_workflow`
   (JSON merge) are what a scheduler and the Argo webhook need; `create_workflow` is the signed
   endpoint's; `patch_pod_status` (PodScheduled=False), `create_event` and the Lease calls
@@ -31,6 +35,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import urllib3
 import yaml
@@ -206,8 +211,8 @@ class KubeApi:
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
         # read, so the keep-alive connection goes back to the pool (unread, each bind
         # paid a new TLS connection)
-        self._json(self._call(self._core.create_namespaced_pod_binding, pod, namespace, body,
-                              _preload_content=False))
+        self._json(self._post(f"/api/v1/namespaces/{quote(namespace)}/pods/{quote(pod)}"
+                              "/binding", body))
 
     def patch_pod_status(self, namespace: str, name: str, patch: Mapping[str, Any]) -> Raw:
         """A strategic-merge patch of a pod's status (conditions merge by type), as
@@ -217,8 +222,8 @@ class KubeApi:
 
     def create_event(self, namespace: str, event: Mapping[str, Any]) -> Raw:
         """POST a core/v1 Event (a scheduler's Scheduled and FailedScheduling)."""
-        return self._json(self._call(self._core.create_namespaced_event, namespace,
-                                     dict(event), _preload_content=False))
+        return self._json(self._post(f"/api/v1/namespaces/{quote(namespace)}/events",
+                                     dict(event)))
 
     def read_lease(self, namespace: str, name: str) -> Raw | None:
         """A coordination.k8s.io/v1 Lease; None when there is none."""
@@ -283,6 +288,32 @@ class KubeApi:
             raise KubeApiError(self.server, _transport_words(error, self.timeouts)) from None
         return response
 
+    def _post(self, path: str, body: Mapping[str, Any]) -> urllib3.BaseHTTPResponse:
+        """POST a JSON body on the client's pool, as `_call` would through a generated method
+        (the same credentials, timeouts, no retries, the same errors), without its argument
+        validation and serialisation."""
+        configuration = self._client.configuration
+        headers = {"Accept": "application/json", "Content-Type": "application/json",
+                   "User-Agent": self._client.user_agent}
+        for setting in configuration.auth_settings().values():  # a bearer token, if any
+            if setting["in"] == "header" and setting["value"]:
+                headers[setting["key"]] = setting["value"]
+        try:
+            response = self._client.rest_client.pool_manager.request(
+                "POST", self.server + path, body=json.dumps(body).encode(), headers=headers,
+                timeout=urllib3.Timeout(connect=self.timeouts.connect_s,
+                                        read=self.timeouts.read_s),
+                preload_content=False)
+        except (HTTPError, ssl.SSLError, OSError) as error:
+            raise KubeApiError(self.server, _transport_words(error, self.timeouts)) from None
+        if not 200 <= response.status <= 299:
+            data = self._data(response)
+            if response.status == HTTP_GONE:
+                raise Gone(_message(data) or "resourceVersion too old")
+            raise KubeApiError(self.server, _status_words(
+                response.status, _message(data) or str(response.reason)), response.status)
+        return response
+
     def _events(self, response: urllib3.HTTPResponse) -> Iterator[WatchEvent]:
         rest = b""
         for chunk in response.stream(amt=1 << 16, decode_content=True):
@@ -303,13 +334,18 @@ class KubeApi:
         return WatchEvent(kind, body)
 
     @staticmethod
-    def _json(response: urllib3.HTTPResponse) -> Raw:
-        try:
-            data = response.data
-        finally:
-            response.release_conn()
+    def _json(response: urllib3.BaseHTTPResponse) -> Raw:
+        data = KubeApi._data(response)
         document = json.loads(data) if data else {}
         return document if isinstance(document, dict) else {}
+
+    @staticmethod
+    def _data(response: urllib3.BaseHTTPResponse) -> bytes:
+        """The body, read whole; the connection goes back to the pool."""
+        try:
+            return bytes(response.data)
+        finally:
+            response.release_conn()
 
 
 def _options(selectors: Selectors | None) -> dict[str, str]:
