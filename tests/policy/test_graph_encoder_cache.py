@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from dagpilot.policy import PolicyConfig, PolicyInput, PolicyNet, collate, greedy
-from dagpilot.policy.graph_cache import GraphSummaryCache
+from dagpilot.policy.graph_cache import GraphSummaryCache, _keys, _used_slots
 from tests.policy.builders import policy_input
 
 CONFIG = PolicyConfig(d_model=32, heads=4, layers=2, feedforward=64, pair_rank=16)
@@ -154,3 +154,20 @@ def test_the_cache_adds_no_state_dict_keys() -> None:
     again = PolicyNet.from_state(CONFIG, net.state_dict())  # strict: nothing more, nothing less
     assert_close(outputs(again, [policy_input(3, 4, seed=8)])[0],
                  uncached(net, [policy_input(3, 4, seed=8)])[0])
+
+
+def test_keys_tell_rows_apart_by_features_positions_mask_and_used_slots_only() -> None:
+    """Two rows share a key exactly when their graph features, positions and masks agree up
+    to their used slots (whatever lies past them)."""
+    rng = np.random.default_rng(0)
+    graph = torch.from_numpy(rng.normal(size=(1, 6, 3)).astype(np.float32)).repeat(6, 1, 1)
+    positions = torch.from_numpy(rng.normal(size=(1, 6, 2)).astype(np.float32)).repeat(6, 1, 1)
+    valid = torch.tensor([[True, True, True, False, False, False]]).repeat(6, 1)
+    graph[1, 4] += 1.0  # past the used slots: the same key as row 0
+    graph[2, 1, 2] += 1.0  # a feature
+    positions[3, 2, 0] += 1.0  # a position
+    valid[4, 2] = False  # a mask bit (the used slots stay 3)
+    valid[5, 3] = True  # one more used slot
+    keys = _keys(graph, positions, valid, _used_slots(valid))
+    assert keys[0] == keys[1]
+    assert len(set(keys)) == 5

@@ -96,9 +96,13 @@ def _used_slots(valid: Tensor) -> npt.NDArray[np.int64]:
 
 def _keys(graph: Tensor, positions: Tensor, valid: Tensor,
           used: npt.NDArray[np.int64]) -> list[bytes]:
-    """The exact bytes of each row's graph features, positions and mask up to its used
-    slots (the widths of the three are fixed, so the length tells the slot count)."""
-    features, places, mask = graph.numpy(), positions.numpy(), valid.numpy()
-    return [b"".join((features[row, :width].tobytes(), places[row, :width].tobytes(),
-                      mask[row, :width].tobytes()))
-            for row, width in enumerate(used.tolist())]
+    """The exact bytes of each row's graph features, positions and mask, slot by slot, up
+    to its used slots (a slot's bytes are of fixed width, so the length tells the slot
+    count): the three laid side by side once, so that a row's key is one slice's bytes."""
+    mask = valid.numpy()
+    rows, slots = mask.shape
+    side_by_side = np.concatenate([np.ascontiguousarray(part).reshape(rows, slots, -1).view(
+        np.uint8) for part in (graph.numpy(), positions.numpy(), mask)], axis=2)
+    per_slot = side_by_side.shape[2]
+    flat = side_by_side.reshape(rows, slots * per_slot)
+    return [flat[row, :width * per_slot].tobytes() for row, width in enumerate(used.tolist())]
