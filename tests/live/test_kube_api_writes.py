@@ -41,15 +41,21 @@ class Reply:
 
 
 class Pool:
-    """The client's pool manager, answering every request with `reply`."""
+    """The client's pool manager and its pool for the server, answering every request with
+    `reply`."""
 
     def __init__(self, reply: Reply) -> None:
         self.reply = reply
+        self.server = ""
         self.sent: list[tuple[str, str, dict[str, str], Any]] = []
 
-    def request(self, method: str, url: str, **options: Any) -> Reply:
+    def connection_from_url(self, url: str) -> Pool:
+        self.server = url
+        return self
+
+    def urlopen(self, method: str, url: str, **options: Any) -> Reply:
         body = options.get("body")
-        self.sent.append((method, url, dict(options.get("headers") or {}),
+        self.sent.append((method, self.server + url, dict(options.get("headers") or {}),
                           json.loads(body) if body else None))
         return self.reply
 

@@ -135,6 +135,10 @@ class KubeApi:
         self._version = client.VersionApi(self._client)
         self._coordination = client.CoordinationV1Api(self._client)
         self._open: set[urllib3.HTTPResponse] = set()  # watch responses, for stop_watches
+        self._pool: urllib3.HTTPConnectionPool | None = None  # the writes' (_server_pool)
+        # a server URL's own path (a cluster behind a proxy) goes before each request's
+        self._path_prefix = urllib3.util.parse_url(self.server).path or ""
+        self._write_timeout = urllib3.Timeout(connect=timeouts.connect_s, read=timeouts.read_s)
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -299,11 +303,10 @@ class KubeApi:
             if setting["in"] == "header" and setting["value"]:
                 headers[setting["key"]] = setting["value"]
         try:
-            response = self._client.rest_client.pool_manager.request(
-                "POST", self.server + path, body=json.dumps(body).encode(), headers=headers,
-                timeout=urllib3.Timeout(connect=self.timeouts.connect_s,
-                                        read=self.timeouts.read_s),
-                preload_content=False)
+            response = self._server_pool().urlopen(
+                "POST", self._path_prefix + path, body=json.dumps(body).encode(),
+                headers=headers, timeout=self._write_timeout, preload_content=False,
+                assert_same_host=False, redirect=False)
         except (HTTPError, ssl.SSLError, OSError) as error:
             raise KubeApiError(self.server, _transport_words(error, self.timeouts)) from None
         if not 200 <= response.status <= 299:
@@ -313,6 +316,15 @@ class KubeApi:
             raise KubeApiError(self.server, _status_words(
                 response.status, _message(data) or str(response.reason)), response.status)
         return response
+
+    def _server_pool(self) -> urllib3.HTTPConnectionPool:
+        """The client's connection pool for the server (the pool manager's own, looked up
+        once: its per-request URL parsing and pool lookup cost as much as the write)."""
+        pool = self._pool
+        if pool is None:
+            pool = self._pool = self._client.rest_client.pool_manager.connection_from_url(
+                self.server)
+        return pool
 
     def _events(self, response: urllib3.HTTPResponse) -> Iterator[WatchEvent]:
         rest = b""
