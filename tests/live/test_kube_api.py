@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import socket
 import ssl
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -19,6 +18,7 @@ from dagpilot.live.kube_api import KubeApi, Timeouts, retryable
 from dagpilot.live.view import LiveView
 from dagpilot.sim import physics
 from tests.live.certs import Authority, kubeconfig
+from tests.live.tls_server import serve_tls
 
 
 def _free_port() -> int:
@@ -47,10 +47,7 @@ def tls_server(tmp_path: Path) -> Iterator[tuple[str, Authority, Path]]:
             def log_message(self, *_: object) -> None:
                 pass
 
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.socket = context.wrap_socket(server.socket, server_side=True)
-        server.daemon_threads = True
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        server = serve_tls(context, Handler)
         holder["server"] = server
         return f"https://127.0.0.1:{server.server_port}"
 

@@ -5,14 +5,19 @@ sends, and the same errors in words."""
 from __future__ import annotations
 
 import json
+import ssl
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from kubernetes.client import rest
 
 from dagpilot.live.errors import KubeApiError
 from dagpilot.live.kube_api import KubeApi
+from tests.live.certs import Authority, kubeconfig
+from tests.live.tls_server import serve_tls
 
 KUBECONFIG = """apiVersion: v1
 kind: Config
@@ -34,22 +39,25 @@ class Reply:
         self.status, self.reason = status, "Reason"
         self.data = json.dumps(body).encode()
         self.headers: dict[str, str] = {}
-        self.released = False
+        self.keep = True
 
     def release_conn(self) -> None:
-        self.released = True
+        pass
 
 
-class Pool:
-    """The client's pool manager and its pool for the server, answering every request with
-    `reply`."""
+class Writes:
+    """The API's write connections (http.client, or the urllib3 pool for a proxy): what was
+    POSTed, each answered with `reply`."""
 
     def __init__(self, reply: Reply) -> None:
         self.reply = reply
-        self.server = ""
+        self.server = "https://127.0.0.1:6443"
         self.sent: list[tuple[str, str, dict[str, str], Any]] = []
 
-    def connection_from_url(self, url: str) -> Pool:
+    def post(self, path: str, body: bytes) -> Reply:  # HttpsWrites
+        return self.urlopen("POST", path, body=body, headers=self.headers())
+
+    def connection_from_url(self, url: str) -> Writes:  # the urllib3 pool manager
         self.server = url
         return self
 
@@ -59,14 +67,24 @@ class Pool:
                           json.loads(body) if body else None))
         return self.reply
 
+    def headers(self) -> dict[str, str]:
+        return {}
 
-def _api(tmp_path: Path, reply: Reply) -> tuple[KubeApi, Pool]:
+
+def _api(tmp_path: Path, reply: Reply, transport: str = "http.client") -> tuple[
+        KubeApi, Writes]:
     path = tmp_path / "kubeconfig"
     path.write_text(KUBECONFIG)
     api = KubeApi(path)
-    pool = Pool(reply)
-    api._client.rest_client.pool_manager = pool
-    return api, pool
+    writes = Writes(reply)
+    if transport == "http.client":
+        assert api._writes is not None  # an https server, no proxy
+        writes.headers = api._writes.headers  # type: ignore[method-assign]
+        api._writes = cast(Any, writes)
+    else:
+        api._writes = None
+        api._client.rest_client.pool_manager = writes
+    return api, writes
 
 
 def _generated(api: KubeApi, call: Any) -> tuple[str, str, dict[str, str], Any]:
@@ -82,8 +100,10 @@ def _generated(api: KubeApi, call: Any) -> tuple[str, str, dict[str, str], Any]:
     return sent[0]
 
 
-def test_bind_and_event_send_what_the_generated_methods_send(tmp_path: Path) -> None:
-    api, pool = _api(tmp_path, Reply(201, {"kind": "Status"}))
+@pytest.mark.parametrize("transport", ["http.client", "urllib3"])
+def test_bind_and_event_send_what_the_generated_methods_send(tmp_path: Path,
+                                                             transport: str) -> None:
+    api, pool = _api(tmp_path, Reply(201, {"kind": "Status"}), transport)
     annotations = {"dagpilot.io/decision": '{"node":"n1"}'}
     api.bind("ns", "p-1", "n1", "uid-1", annotations)
     event = {"apiVersion": "v1", "kind": "Event",
@@ -105,9 +125,7 @@ def test_bind_and_event_send_what_the_generated_methods_send(tmp_path: Path) -> 
                                                  strict=True):
         assert (method, url, sent) == (old[0], old[1], old[3])
         assert headers["authorization"] == old[2]["authorization"] == "Bearer the-token"
-        assert headers["Content-Type"] == "application/json"
     assert pool.sent[0][1] == "https://127.0.0.1:6443/api/v1/namespaces/ns/pods/p-1/binding"
-    assert pool.reply.released
 
 
 @pytest.mark.parametrize("status", [404, 409, 403])
@@ -118,4 +136,68 @@ def test_a_refused_write_is_a_kube_api_error_with_the_servers_message(
         api.bind("ns", "p", "n1")
     assert raised.value.status == status
     assert 'pods "p" gone' in raised.value.message
-    assert pool.reply.released  # the connection went back to the pool
+    assert len(pool.sent) == 1
+
+
+@pytest.fixture
+def recording_server(tmp_path: Path) -> Iterator[tuple[Path, list[tuple[str, str, bytes]],
+                                                         list[int]]]:
+    """An mTLS server on loopback answering 201 to every POST, closing each connection after
+    its second request; (kubeconfig, requests as (path, content type, body), connections)."""
+    authority = Authority("server-ca")
+    cert, key = authority.issue(tmp_path, "server", server=True)
+    client_cert, client_key = authority.issue(tmp_path, "client")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    context.load_verify_locations(cafile=authority.write(tmp_path / "ca.crt"))
+    context.verify_mode = ssl.CERT_REQUIRED
+    requests: list[tuple[str, str, bytes]] = []
+    connections: list[int] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            super().setup()
+            connections.append(1)
+            self.served = 0
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            requests.append((self.path, self.headers["Content-Type"], body))
+            self.served += 1
+            reply = b'{"kind":"Status"}'
+            self.send_response(201)
+            self.send_header("Content-Length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+            if self.served == 2:  # as a server closing an idle keep-alive connection
+                self.close_connection = True
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    server = serve_tls(context, Handler)
+    try:
+        yield (kubeconfig(tmp_path / "kubeconfig", f"https://127.0.0.1:{server.server_port}",
+                          tmp_path / "ca.crt", client_cert, client_key), requests, connections)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_writes_reuse_a_connection_and_replace_one_the_server_closed(
+        recording_server: tuple[Path, list[tuple[str, str, bytes]], list[int]]) -> None:
+    path, requests, connections = recording_server
+    api = KubeApi(path)
+    try:
+        assert api._writes is not None
+        for index in range(5):
+            api.bind("ns", f"p-{index}", "n1")
+    finally:
+        api.close()
+    assert [request[0] for request in requests] == [
+        f"/api/v1/namespaces/ns/pods/p-{index}/binding" for index in range(5)]
+    assert {request[1] for request in requests} == {"application/json"}
+    assert json.loads(requests[4][2])["target"]["name"] == "n1"
+    assert len(connections) == 3  # two requests a connection, each closed one replaced
