@@ -1,5 +1,5 @@
-"""A scheduler's two writes per pod (bind, Event) go out on the client's pool past its
-generated methods: the same request (method, URL, credentials, body) the generated method
+"""A scheduler's two writes per pod (bind, Event) go out past the client's generated
+methods (on http.client connections, or the client's pool for a proxy): the same request (method, URL, credentials, body) the generated method
 sends, and the same errors in words."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from kubernetes.client import rest
 
 from dagpilot.live.errors import KubeApiError
-from dagpilot.live.kube_api import KubeApi
+from dagpilot.live.kube_api import Gone, KubeApi
 from tests.live.certs import Authority, kubeconfig
 from tests.live.tls_server import serve_tls
 
@@ -126,6 +126,20 @@ def test_bind_and_event_send_what_the_generated_methods_send(tmp_path: Path,
         assert (method, url, sent) == (old[0], old[1], old[3])
         assert headers["authorization"] == old[2]["authorization"] == "Bearer the-token"
     assert pool.sent[0][1] == "https://127.0.0.1:6443/api/v1/namespaces/ns/pods/p-1/binding"
+
+
+def test_a_410_is_gone_on_a_write_and_on_a_watch_and_other_errors_keep_their_status(
+        tmp_path: Path) -> None:
+    """Every path that reads an error status (a generated call, a write, a watch's ERROR
+    event) raises the same way: Gone for 410, else a KubeApiError with the status."""
+    api, _ = _api(tmp_path, Reply(410, {"kind": "Status", "message": "too old"}))
+    with pytest.raises(Gone, match="too old"):
+        api.bind("ns", "p", "n1")
+    with pytest.raises(Gone, match="resourceVersion too old"):
+        api._event({"type": "ERROR", "object": {"code": 410}})
+    with pytest.raises(KubeApiError) as raised:
+        api._event({"type": "ERROR", "object": {"code": 500, "message": "etcd down"}})
+    assert raised.value.status == 500 and "etcd down" in raised.value.message
 
 
 @pytest.mark.parametrize("status", [404, 409, 403])

@@ -286,12 +286,8 @@ class KubeApi:
         try:
             response: urllib3.HTTPResponse = function(*args, **options)
         except ApiException as error:
-            status = int(error.status or 0)
-            if status == HTTP_GONE:
-                raise Gone(_message(error.body) or "resourceVersion too old") from None
-            raise KubeApiError(self.server, _status_words(status, _message(error.body)
-                                                          or str(error.reason)),
-                               status) from None
+            raise self._refusal(int(error.status or 0),
+                                _message(error.body) or str(error.reason)) from None
         except (HTTPError, ssl.SSLError, OSError) as error:
             raise KubeApiError(self.server, _transport_words(error, self.timeouts)) from None
         return response
@@ -315,12 +311,8 @@ class KubeApi:
         except (HTTPError, ssl.SSLError, OSError, http.client.HTTPException) as error:
             raise KubeApiError(self.server, _transport_words(error, self.timeouts)) from None
         if not 200 <= status <= 299:
-            if status == HTTP_GONE:
-                raise Gone(_message(data) or "resourceVersion too old")
-            raise KubeApiError(self.server, _status_words(status, _message(data) or reason),
-                               status)
-        document = json.loads(data) if data else {}
-        return document if isinstance(document, dict) else {}
+            raise self._refusal(status, _message(data) or reason)
+        return _object(data)
 
     def _write_headers(self) -> dict[str, str]:
         """The client's User-Agent and credentials (a bearer token, read afresh: it may be
@@ -352,12 +344,15 @@ class KubeApi:
     def _event(self, document: Raw) -> WatchEvent:
         kind, body = str(document.get("type", "")), document.get("object") or {}
         if kind == "ERROR":
-            status = int(body.get("code") or 0)
-            if status == HTTP_GONE:
-                raise Gone(str(body.get("message", "resourceVersion too old")))
-            raise KubeApiError(self.server, _status_words(status, str(body.get("message"))),
-                               status)
+            raise self._refusal(int(body.get("code") or 0), str(body.get("message", "")))
         return WatchEvent(kind, body)
+
+    def _refusal(self, status: int, message: str) -> Exception:
+        """What a request the server answered with an error status raises: Gone for 410
+        (list again), else a KubeApiError with the status and the server's message."""
+        if status == HTTP_GONE:
+            return Gone(message or "resourceVersion too old")
+        return KubeApiError(self.server, _status_words(status, message), status)
 
     @staticmethod
     def _json(response: urllib3.HTTPResponse) -> Raw:
@@ -365,8 +360,7 @@ class KubeApi:
             data = response.data
         finally:
             response.release_conn()
-        document = json.loads(data) if data else {}
-        return document if isinstance(document, dict) else {}
+        return _object(data)
 
 
 def _https_writes(configuration: Any, timeouts: Timeouts,
@@ -391,6 +385,12 @@ def _https_writes(configuration: Any, timeouts: Timeouts,
     host = url.host.strip("[]")
     return HttpsWrites(host, url.port or 443, context, base_path=url.path or "",
                        connect_s=timeouts.connect_s, read_s=timeouts.read_s, headers=headers)
+
+
+def _object(data: bytes) -> Raw:
+    """A reply's JSON object ({} for an empty reply or one that is not an object)."""
+    document = json.loads(data) if data else {}
+    return document if isinstance(document, dict) else {}
 
 
 def _options(selectors: Selectors | None) -> dict[str, str]:

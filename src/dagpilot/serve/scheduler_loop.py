@@ -103,6 +103,8 @@ class SchedulerLoop:
             if not eligible:
                 break
             choice = self.decider.decide(self._pin(eligible))
+            if choice.version is None:  # the fallback's: a late policy call may still read it
+                self._pinned = None
             self._count(choice)
             made += 1
             if choice.placement is None:
@@ -133,8 +135,6 @@ class SchedulerLoop:
         return pinned.pin(eligible)
 
     def _count(self, choice: Choice) -> None:
-        if choice.version is None:  # the fallback decided: the model may still read the view
-            self._pinned = None
         self.outcomes[choice.outcome] += 1
         self.metrics.decisions.labels(choice.outcome).inc()
         self.metrics.decision_seconds.observe(choice.decision_s)
