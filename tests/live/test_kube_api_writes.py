@@ -1,6 +1,6 @@
 """A scheduler's two writes per pod (bind, Event) go out past the client's generated
-methods (on http.client connections, or the client's pool for a proxy): the same request (method, URL, credentials, body) the generated method
-sends, and the same errors in words."""
+methods (on http.client connections, or the client's pool for a proxy): the same request
+(method, URL, credentials, body) the generated method sends, and the same errors in words."""
 
 from __future__ import annotations
 
