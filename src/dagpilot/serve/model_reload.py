@@ -3,8 +3,9 @@
 `ModelPolicy.current()` gives the policy (an Agent's greedy act) and its version, or None when
 no model could be loaded (a missing or refused `current`: every decision is the fallback's
 until one loads). A background thread looks at `current` every `period_s`: a new version is
-loaded, verified (`registry.ModelHandle.reload`: a refusal keeps the old model) and turned into
-an agent before it is swapped in with one assignment, so the decision in progress finishes on
+loaded, verified (`registry.ModelHandle.reload`: a refusal keeps the old model), turned into
+an agent and warmed up (`warm_up`: a policy that raises there is refused too) before it is
+swapped in with one assignment, so the decision in progress finishes on
 the old agent and the next one takes the new agent; no decision is lost or made twice.
 """
 
@@ -20,6 +21,7 @@ from dagpilot.core.view import ClusterView
 from dagpilot.policy.process import collections_deferred
 from dagpilot.registry import LoadedModel, ModelHandle
 from dagpilot.serve.periodic import Periodic
+from dagpilot.serve.warm_up import warm_up
 from dagpilot.state import FEATURE_SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
@@ -60,9 +62,10 @@ class ModelPolicy:
     def refresh(self) -> None:
         """Open or reload `current` now; keeps what serves when the new one is refused."""
         try:
-            if self._handle is None:
-                self._handle = ModelHandle.open(self.root, FEATURE_SCHEMA_VERSION)
-                self._swap(self._handle.model)
+            if self._handle is None:  # kept only once its model serves, else opened again
+                handle = ModelHandle.open(self.root, FEATURE_SCHEMA_VERSION)
+                self._swap(handle.model)
+                self._handle = handle
                 return
             outcome = self._handle.reload()
             if outcome.error is not None:
@@ -81,7 +84,9 @@ class ModelPolicy:
 
     def _swap(self, model: LoadedModel) -> None:
         agent = agent_from_files(model.state_dict, model.normaliser, model.config)
-        self._serving = Serving(greedy_policy(agent), model.version, agent.prepare)
+        policy = greedy_policy(agent)
+        warm_s = warm_up(policy)
+        self._serving = Serving(policy, model.version, agent.prepare)
         self.load_error = None
         self.reloads += 1
-        log.info("serving model %s", model.version)
+        log.info("serving model %s (warmed up in %.0f ms)", model.version, warm_s * 1000)

@@ -21,12 +21,17 @@ from tests.sim.helpers import job, task
 
 SCHEDULER = "dagpilot"
 MODELS = Path(__file__).resolve().parents[3] / "models"
+# These tests check what the model decided (its annotation, journal, canary routing), on a
+# host that also runs the control plane and other tests: one decision past the production
+# deadline (100 ms) there would hand a burst of pods to the fallback. The deadline's own path
+# is tested with a stalling policy and a 50 ms deadline (test_custom_scheduler.py).
+TEST_DEADLINE_S = 10.0
 
 
 def config(sandbox: SandboxState, **changes: Any) -> SchedulerConfig:
     base = SchedulerConfig(kubeconfig=Path(sandbox.kubeconfig), models=MODELS,
                            metrics_port=0, metrics_address="127.0.0.1", leader_elect=False,
-                           reload_period_s=0.5)
+                           reload_period_s=0.5, deadline_s=TEST_DEADLINE_S)
     return replace(base, **changes)
 
 
