@@ -510,6 +510,13 @@ def decision_counts(port: int) -> dict[str, int]:
         pattern = rf'^dagpilot_scheduler_{family}_total{{\w+="([^"]+)"}} ([0-9.e+]+)$'
         for label, value in re.findall(pattern, text, flags=re.MULTILINE):
             counts[prefix + label] = int(float(value))
+    # how long the decisions took (the histogram's cumulative buckets): the scheduler's own
+    # share of a pod's latency, against the queueing and the API's
+    for family in ("decision", "bind"):
+        pattern = rf'^dagpilot_scheduler_{family}_seconds_bucket{{le="([^"]+)"}} ([0-9.e+]+)$'
+        for bound, value in re.findall(pattern, text, flags=re.MULTILINE):
+            if bound in ("0.005", "0.01", "0.02", "0.05", "0.1"):
+                counts[f"{family}<={float(bound) * 1000:g}ms"] = int(float(value))
     return counts
 
 

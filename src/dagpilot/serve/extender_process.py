@@ -51,10 +51,14 @@ class ExtenderProcess:
         allowed = AllowList.of(config.allowed_subjects)
         context = server_context(config.tls_cert, config.tls_key, config.client_ca)
         self._close: Callable[[], None] = lambda: None
+        own_model = rank is None
         if rank is None:
             rank = _current_model(config.models)
         if view is None:
             view = self._live_view(config)
+        if own_model:  # the start-up heap, the listed inventory included, out of full
+            from dagpilot.policy.process import settle_heap  # noqa: PLC0415 (torch)
+            settle_heap()  # collections' sight (policy/process.py)
         self.view = view
         self.extender = Extender(view, rank, view.sync, pending_lookup(view))
         self.server = HttpsServer(config.host, config.port, context,
@@ -93,11 +97,10 @@ class ExtenderProcess:
 
 def _current_model(models: Path) -> Rank:
     from dagpilot.agent import load_scheduler  # noqa: PLC0415 (torch)
-    from dagpilot.policy.process import settle_scheduler_process  # noqa: PLC0415
+    from dagpilot.policy.process import SCHEDULER_TORCH_THREADS, set_torch_threads  # noqa: PLC0415
 
-    agent = load_scheduler(models).agent
-    settle_scheduler_process()
-    return agent.rank
+    set_torch_threads(SCHEDULER_TORCH_THREADS)
+    return load_scheduler(models).agent.rank
 
 
 def pending_lookup(view: LiveView) -> Callable[[str], PodRef | None]:
