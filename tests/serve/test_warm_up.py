@@ -26,6 +26,10 @@ def shipped_agent() -> Agent:
     return agent_from_files(model.state_dict, model.normaliser, model.config)
 
 
+def raising(policy: object) -> float:
+    raise RuntimeError("the policy raised on its first decision")
+
+
 def test_a_warmed_agent_decides_and_explains_as_a_cold_one_on_a_live_like_run() -> None:
     cold, warm = shipped_agent(), shipped_agent()
     assert warm_up(greedy_policy(warm)) > 0
@@ -51,9 +55,7 @@ def test_a_policy_that_raises_while_warming_up_is_refused_and_the_previous_one_s
     serving = models.current()
     assert serving is not None and serving.version == read_current(root)
 
-    def broken(policy: object, rounds: int = 3) -> float:
-        raise RuntimeError("the policy raised on its first decision")
-    monkeypatch.setattr(model_reload, "warm_up", broken)
+    monkeypatch.setattr(model_reload, "warm_up", raising)
     rollback(root)
     models.refresh()
     assert models.current() is serving
@@ -63,10 +65,9 @@ def test_a_policy_that_raises_while_warming_up_is_refused_and_the_previous_one_s
 def test_a_first_load_that_fails_its_warm_up_is_tried_again(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = registry(tmp_path)
-    monkeypatch.setattr(model_reload, "warm_up", lambda policy: (_ for _ in ()).throw(
-        RuntimeError("not yet")))
+    monkeypatch.setattr(model_reload, "warm_up", raising)
     models = ModelPolicy(root)
-    assert models.current() is None and "not yet" in (models.load_error or "")
+    assert models.current() is None and "first decision" in (models.load_error or "")
     monkeypatch.setattr(model_reload, "warm_up", warm_up)
     models.refresh()
     serving = models.current()

@@ -1,14 +1,14 @@
 """The canary in service: ROOT/canary.json and its model, re-read without a restart.
 
-`CanaryModel.plan()` is None while no canary is active (every node is the stable model's),
-else a `CanaryPlan`: the canary version, the selector of the nodes it serves at this stage,
-and its policy (None when the canary's model could not be loaded: its nodes are then the
-fallback's, which the gate counts, so `advance` refuses; it is warmed up before it serves, as
-model_reload does). A thread re-reads the file every
-`period_s`; a new revision is parsed (and a new canary version loaded and verified) before it
-is swapped in with one assignment, so a decision sees the old plan or the new one, never a mix,
-and none is lost. A file that does not read or parse keeps the plan in force (logged, counted).
-`current()` makes it the policy source of the canary's Decider.
+`CanaryModel.plan()` is None while no canary is active (every node is the stable model's), else
+a `CanaryPlan`: the canary version, the selector of the nodes it serves at this stage, and its
+policy (None when the canary's model could not be loaded: its nodes are then the fallback's,
+which the gate counts, so `advance` refuses; it is warmed up before it serves, as model_reload
+does). A thread re-reads the file every `period_s`; a new revision is parsed (and a new canary
+version loaded and verified) before it is swapped in with one assignment, so a decision sees
+the old plan or the new one, never a mix, and none is lost. A file that does not read or parse
+keeps the plan in force (logged, counted). `current()` makes it the policy source of the
+canary's Decider.
 """
 
 from __future__ import annotations
@@ -17,13 +17,11 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from dagpilot.agent import agent_from_files
 from dagpilot.core.label_selector import Selector, parse
 from dagpilot.registry import load_version
 from dagpilot.registry.canary import CanaryState, read_canary
-from dagpilot.serve.model_reload import Serving, greedy_policy
+from dagpilot.serve.model_reload import Serving, serving
 from dagpilot.serve.periodic import Periodic
-from dagpilot.serve.warm_up import warm_up
 from dagpilot.state import FEATURE_SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
@@ -87,17 +85,14 @@ class CanaryModel:
 
     def _load(self, version: str) -> Serving | None:
         try:
-            model = load_version(self.root, version, FEATURE_SCHEMA_VERSION)
-            agent = agent_from_files(model.state_dict, model.normaliser, model.config)
-            policy = greedy_policy(agent)
-            warm_up(policy)
+            loaded = serving(load_version(self.root, version, FEATURE_SCHEMA_VERSION))
         except Exception as error:  # its nodes go to the fallback; the gate sees it
             self.error = f"{type(error).__name__}: {error}"[:500]
             log.warning("canary model %s not loaded, its nodes use the fallback: %s", version,
                         self.error)
             return None
         self.error = None
-        return Serving(policy, version, agent.prepare)
+        return loaded
 
     def start(self) -> None:
         self._refresher.start()

@@ -45,6 +45,16 @@ def greedy_policy(agent: Agent) -> Policy:
     return act
 
 
+def serving(model: LoadedModel) -> Serving:
+    """A loaded model ready to serve: its agent's greedy policy, warmed up (`warm_up`: what
+    the policy raises there, raises here, so the caller keeps the model in service)."""
+    agent = agent_from_files(model.state_dict, model.normaliser, model.config)
+    policy = greedy_policy(agent)
+    warm_s = warm_up(policy)
+    log.info("model %s warmed up in %.0f ms", model.version, warm_s * 1000)
+    return Serving(policy, model.version, agent.prepare)
+
+
 class ModelPolicy:
     def __init__(self, root: Path, period_s: float = 5.0) -> None:
         self.root = root
@@ -83,10 +93,7 @@ class ModelPolicy:
         self._refresher.close()
 
     def _swap(self, model: LoadedModel) -> None:
-        agent = agent_from_files(model.state_dict, model.normaliser, model.config)
-        policy = greedy_policy(agent)
-        warm_s = warm_up(policy)
-        self._serving = Serving(policy, model.version, agent.prepare)
+        self._serving = serving(model)
         self.load_error = None
         self.reloads += 1
-        log.info("serving model %s (warmed up in %.0f ms)", model.version, warm_s * 1000)
+        log.info("serving model %s", model.version)
