@@ -33,9 +33,11 @@ configuration, for its own profile (the sandbox's default-scheduler is always ru
 cannot meet a backlog); (a') the same with percentageOfNodesToScore 100, the extender's
 scheduler without the extender (its ratio is taken against both); (b) a kube-scheduler
 with the shipped extenders entry (deploy/scheduler-extender, percentageOfNodesToScore 100)
-calling `dagpilot serve extender` over mTLS (the extender runs through both phases); (c)
-`dagpilot serve scheduler`. Both dagpilot servers run as their own processes, started by the
-CLI.
+calling `dagpilot serve extender` over mTLS (the extender runs through both phases); (b')
+the same calling bench/protocol_extender.py, the extender's process answering without the
+policy (every node passes and scores alike), started for each phase: the protocol's own
+cost, apart from dagpilot's decision; (c) `dagpilot serve scheduler`. The dagpilot servers
+run as their own processes, started by the CLI (b': by the script).
 """
 
 from __future__ import annotations
@@ -76,6 +78,10 @@ KUBE_PROFILE = "bench-kube"  # kube-scheduler alone, a second one started per ph
 # kube-scheduler alone as the extender's scheduler is configured: every node scored (the
 # default scores an adaptive share, 42 % at 1,000 nodes), the extender's cost measured apart
 SCORE_ALL = "kube-scheduler, percentageOfNodesToScore 100"
+# the extender's scheduler calling an extender that answers without the policy: what the
+# protocol itself costs (both sides' HTTP and JSON, the extender's watches)
+PROTOCOL_ONLY = "kube-scheduler + protocol-only extender"
+PROTOCOL_PROFILE = "protocol-extender"
 CREATE_THREADS = 4
 OFFERED_FRACTION = 0.8
 WARM_PODS = 2
@@ -430,21 +436,34 @@ def _listening(port: int) -> Callable[[], bool]:
 
 
 @contextmanager
-def extender_server(layout: Layout) -> Iterator[dict[str, Any]]:
-    """`dagpilot serve extender`, for both phases; the shipped extenders entry pointing at it."""
+def extender_server(layout: Layout, *, protocol_only: bool = False
+                    ) -> Iterator[dict[str, Any]]:
+    """`dagpilot serve extender` (or bench/protocol_extender.py, the same without the policy);
+    the shipped extenders entry pointing at it."""
     port = free_ports(1)[0]
     pki = layout.pki
-    extender = _started([DAGPILOT, "serve", "extender", "--kubeconfig", str(layout.kubeconfig),
+    program = [sys.executable, str(REPO / "bench/protocol_extender.py")] if protocol_only \
+        else [DAGPILOT, "serve", "extender", "--models", str(REPO / "models")]
+    extender = _started([*program, "--kubeconfig", str(layout.kubeconfig),
                          "--port", str(port), "--tls-cert", str(pki / "serving.crt"),
                          "--tls-key", str(pki / "serving.key"), "--client-ca",
-                         str(pki / "ca.crt"), "--models", str(REPO / "models"),
-                         "--address", "127.0.0.1"],
-                        layout.logs / "bench-extender.log", _listening(port))
+                         str(pki / "ca.crt"), "--address", "127.0.0.1"],
+                        layout.logs / f"bench-{'protocol-' if protocol_only else ''}extender.log",
+                        _listening(port))
     try:
-        with measured("extender", extender.pid):  # its CPU counts while it serves
-            yield shipped_extender_entry(port, pki)
+        with measured("protocol extender" if protocol_only else "extender", extender.pid):
+            yield shipped_extender_entry(port, pki)  # its CPU counts while it serves
     finally:
         _stop(extender)
+
+
+@contextmanager
+def protocol_only_extender(layout: Layout, ports: Ports) -> Iterator[str]:
+    """kube-scheduler with the shipped extenders entry, calling an extender that answers
+    without the policy (bench/protocol_extender.py), both started for one phase."""
+    with extender_server(layout, protocol_only=True) as entry, kube_scheduler(
+            layout, ports, PROTOCOL_PROFILE, entry) as profile:
+        yield profile
 
 
 @contextmanager
@@ -539,12 +558,15 @@ def run(nodes: int, count: int, window_s: float, directory: Path,
                     layout, ports, KUBE_PROFILE, None)),
                 SCORE_ALL: (KUBE_PROFILE, lambda: kube_scheduler(
                     layout, ports, KUBE_PROFILE, None, score_all=True)),
+                PROTOCOL_ONLY: (PROTOCOL_PROFILE, lambda: protocol_only_extender(
+                    layout, ports)),
                 "kube-scheduler + extender": (EXTENDER_PROFILE, lambda: kube_scheduler(
                     layout, ports, EXTENDER_PROFILE, entry)),
                 "dagpilot serve scheduler": ("dagpilot", lambda: custom_scheduler(layout))}
             for name, (scheduler, start) in starts.items():
                 if ONLY and name not in ONLY and name != "kube-scheduler" and not (
-                        name == SCORE_ALL and "kube-scheduler + extender" in ONLY):
+                        name in (SCORE_ALL, PROTOCOL_ONLY)
+                        and "kube-scheduler + extender" in ONLY):
                     continue
                 print(f"[{nodes} nodes] {name}: saturation", file=sys.stderr, flush=True)
                 DECISIONS.clear()
@@ -579,10 +601,13 @@ def _ratios(schedulers: dict[str, Any]) -> dict[str, float]:
              "extender_over_kube": "kube-scheduler + extender"}
     ratios = {ratio: round(schedulers[name]["saturation"]["pods_per_s"] / alone, 2)
               for ratio, name in names.items() if name in schedulers}
-    if SCORE_ALL in schedulers and "kube-scheduler + extender" in schedulers:
-        ratios["extender_over_kube_scoring_all"] = round(
-            schedulers["kube-scheduler + extender"]["saturation"]["pods_per_s"]
-            / schedulers[SCORE_ALL]["saturation"]["pods_per_s"], 2)
+    if SCORE_ALL in schedulers:
+        scoring_all = schedulers[SCORE_ALL]["saturation"]["pods_per_s"]
+        for ratio, name in (("extender_over_kube_scoring_all", "kube-scheduler + extender"),
+                            ("protocol_only_over_kube_scoring_all", PROTOCOL_ONLY)):
+            if name in schedulers:
+                ratios[ratio] = round(
+                    schedulers[name]["saturation"]["pods_per_s"] / scoring_all, 2)
     return ratios
 
 

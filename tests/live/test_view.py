@@ -144,6 +144,18 @@ def test_pending_is_oldest_first_and_holds_only_unbound_live_pods_of_our_schedul
     assert [p.task.id for p in view.pending] == ["early-b", "new", "late"]
 
 
+def test_a_pending_pod_is_found_by_its_name_and_others_are_not() -> None:
+    pods = [pod("waiting"), pod("bound", node_name=SPECS[0].name),
+            pod("other", scheduler="someone-else")]
+    view, _ = _view(pods=pods, schedulers=frozenset({"default-scheduler"}))
+    found = view.pending_pod("ns/waiting")
+    assert found is not None and found is view.pending[0] and found.task.id == "waiting"
+    assert [view.pending_pod(f"ns/{name}") for name in ("bound", "other", "none")] \
+        == [None, None, None]
+    _pod_event(view, pod("waiting", node_name=SPECS[0].name, version=9))
+    assert view.pending_pod("ns/waiting") is None
+
+
 def test_allocated_is_the_requests_of_bound_pods_not_finished() -> None:
     name = SPECS[2].name
     pods = [pod("a", node_name=name, cpu="1500m", memory="1Gi", gpus="2", phase="Running"),

@@ -8,6 +8,7 @@ as the Go code does: "1.5m" cores is 2 millicores, "0.5" bytes is 1 byte.
 
 from __future__ import annotations
 
+import functools
 import re
 from fractions import Fraction
 
@@ -17,12 +18,20 @@ _SYNTAX = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?(?:([eE])([+-]?[0-9]+)|(Ki|
                      r"[numkMGTPE]))?", re.ASCII)
 MAX_LENGTH = 64  # apimachinery refuses quantities whose digits overflow its int64 scale anyway
 MAX_EXPONENT = 30  # beyond 10^30 no resource amount means anything; refuse, do not allocate
+PARSED_KEPT = 4096  # distinct quantity strings remembered (a Fraction is immutable)
 
 
 def parse(text: str) -> Fraction:
     """The exact value of a quantity string; ValueError with the reason when it is not one."""
     if not isinstance(text, str):
         raise ValueError(f"a quantity is a string, not {type(text).__name__}")
+    return _parsed(text)
+
+
+@functools.lru_cache(maxsize=PARSED_KEPT)
+def _parsed(text: str) -> Fraction:
+    """parse() of a string: a live view reads the same few quantities ("500m", "1Gi") in
+    every pod it decodes, and exact parsing costs more than the rest of a pod's requests."""
     if not text or len(text) > MAX_LENGTH:
         raise ValueError("empty quantity" if not text else
                          f"quantity longer than {MAX_LENGTH} characters")
@@ -57,7 +66,8 @@ def value(text: str) -> int:
 
 def milli_value(text: str) -> int:
     """Quantity.MilliValue(): thousandths, rounded up (CPU millicores)."""
-    return _ceil(parse(text) * 1000)
+    exact = parse(text)  # integer arithmetic: a Fraction product costs more than the parse
+    return -((-exact.numerator * 1000) // exact.denominator)
 
 
 def cores(text: str) -> float:

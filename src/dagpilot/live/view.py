@@ -280,6 +280,11 @@ class LiveView:
             self._assumed_s.pop(uid, None)
             self._settle(uid)
 
+    def pending_pod(self, key: str) -> PodRef | None:
+        """The PodRef of the pending pod namespace/name (one of `pending`), or None."""
+        uid = self._keys.get(key)
+        return self._ref(uid) if uid is not None and uid in self._pending else None
+
     def pod_key(self, pod: PodRef) -> str | None:
         """namespace/name of a PodRef this view gave."""
         uid = self._uids.get(pod.uid)

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dagpilot.core.view import PodRef
 from dagpilot.serve.extender import Extender, Rank
 from dagpilot.serve.extender_app import routes
 from dagpilot.serve.https_server import HttpsServer
@@ -60,7 +59,7 @@ class ExtenderProcess:
             from dagpilot.policy.process import settle_heap  # noqa: PLC0415 (torch)
             settle_heap()  # collections' sight (policy/process.py)
         self.view = view
-        self.extender = Extender(view, rank, view.sync, pending_lookup(view))
+        self.extender = Extender(view, rank, view.sync, view.pending_pod)
         self.server = HttpsServer(config.host, config.port, context,
                                   routes(self.extender, allowed))
         log.info("extender on %s:%d for %s, %d nodes in view", config.host, self.server.port,
@@ -101,22 +100,3 @@ def _current_model(models: Path) -> Rank:
 
     set_torch_threads(SCHEDULER_TORCH_THREADS)
     return load_scheduler(models).agent.rank
-
-
-def pending_lookup(view: LiveView) -> Callable[[str], PodRef | None]:
-    """The view's PodRef of a pending pod by namespace/name; the index is rebuilt when the
-    view's pending pods change (a new tuple)."""
-    index: dict[str, PodRef] = {}
-    seen: list[object] = [None]
-
-    def lookup(key: str) -> PodRef | None:
-        pending = view.pending
-        if pending is not seen[0]:
-            index.clear()
-            for ref in pending:
-                name = view.pod_key(ref)
-                if name is not None:
-                    index[name] = ref
-            seen[0] = pending
-        return index.get(key)
-    return lookup
