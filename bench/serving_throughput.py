@@ -57,7 +57,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +68,7 @@ from dagpilot.live.pod_manifest import pod_manifest
 from dagpilot.live.task_annotations import RUNTIME
 from dagpilot.sandbox import build, components, launcher, process, rest
 from dagpilot.sandbox.components import Ports
+from dagpilot.sandbox.errors import SandboxError
 from dagpilot.sandbox.layout import Layout, free_ports
 from dagpilot.workloads import load
 
@@ -130,6 +131,7 @@ class PodWatch:
         self.bound_queue: queue.Queue[str] = queue.Queue()
         self.changed = threading.Condition()
         self.rewatches = 0  # watches the server closed early (each resumed where it ended)
+        self._closed = threading.Event()
         listed = rest.get(api, f"/api/v1/namespaces/{namespace}/pods")
         self._thread = threading.Thread(target=self._follow, daemon=True, args=(
             api, namespace, listed["metadata"]["resourceVersion"], horizon_s))
@@ -139,15 +141,24 @@ class PodWatch:
         """The API server closes a watch that falls behind a burst (its watch cache cannot
         buffer for it): watch again from the last resourceVersion seen, until the horizon."""
         end = time.monotonic() + horizon_s
-        while (left := int(end - time.monotonic())) > 0:
-            for event in rest.watch(api, f"/api/v1/namespaces/{namespace}/pods", version,
-                                    left):
-                if event.get("type") == "ERROR":
-                    raise SystemExit(f"watch of {namespace}: {event.get('object')}")
-                version = event.get("object", {}).get("metadata", {}).get(
-                    "resourceVersion", version)
-                self._note(event)
+        while (left := int(end - time.monotonic())) > 0 and not self._closed.is_set():
+            try:
+                for event in rest.watch(api, f"/api/v1/namespaces/{namespace}/pods", version,
+                                        left):
+                    if event.get("type") == "ERROR":
+                        raise SystemExit(f"watch of {namespace}: {event.get('object')}")
+                    version = event.get("object", {}).get("metadata", {}).get(
+                        "resourceVersion", version)
+                    self._note(event)
+            except SandboxError:
+                if self._closed.is_set():
+                    return  # the measurement is over and its sandbox is going
+                raise
             self.rewatches += 1
+
+    def close(self) -> None:
+        """The measurement is over: the watch ends at its next event or error, quietly."""
+        self._closed.set()
 
     def _note(self, event: dict[str, Any]) -> None:
         seen = time.monotonic()
@@ -236,8 +247,7 @@ def saturation(api: rest.Endpoint, tasks: list[Any], scheduler: str, count: int,
     """`count` pods created and seen pending before the scheduler under test starts: it meets
     a standing backlog, so neither the creating client nor the scheduler's start-up sets the
     rate; pods/s from its first bind to its last."""
-    with namespace(api, "sat") as ns:
-        watch = PodWatch(api, ns, 900)
+    with namespace(api, "sat") as ns, closing(PodWatch(api, ns, 900)) as watch:
         pods = manifests(tasks, "p", count, scheduler)
         names = {p["metadata"]["name"] for p in pods}
         created = _create(api, ns, pods)
@@ -314,8 +324,8 @@ def _create(api: rest.Endpoint, ns: str, pods: list[dict[str, Any]]) -> float:
 
 def offered(api: rest.Endpoint, tasks: list[Any], scheduler: str, rate: float,
             window_s: float) -> dict[str, Any]:
-    with namespace(api, "lat") as ns:
-        watch = PodWatch(api, ns, int(window_s + SETTLE_S + 240))
+    horizon_s = int(window_s + SETTLE_S + 240)
+    with namespace(api, "lat") as ns, closing(PodWatch(api, ns, horizon_s)) as watch:
         warm(api, ns, watch, tasks, scheduler)
         count = max(1, int(rate * window_s))
         pods = manifests(tasks, "p", count, scheduler)
