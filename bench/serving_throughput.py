@@ -39,8 +39,9 @@ policy (every node passes and scores alike), started for each phase: the protoco
 cost, apart from dagpilot's decision; (c) `dagpilot serve scheduler`; (a'') kube-scheduler
 alone again, last: a phase runs slower the later it comes in a run, so the ratios to
 kube-scheduler alone are taken against the mean of its first and last saturated pods/s, and
-`kube_last_over_first` reports the drift. The dagpilot servers run as their own processes,
-started by the CLI (b': by the script).
+`kube_last_over_first` reports the drift; (a''') kube-scheduler scoring every node again,
+last, for the extender's ratios likewise (`score_all_last_over_first`). The dagpilot servers
+run as their own processes, started by the CLI (b': by the script).
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ PROTOCOL_PROFILE = "protocol-extender"
 # the mean of the first and the last measurement of kube-scheduler alone, and their ratio
 # (`kube_last_over_first`) says how far the run drifted
 KUBE_LAST = "kube-scheduler alone, again"
+SCORE_ALL_LAST = f"{SCORE_ALL}, again"  # the extender's baseline likewise, first and last
 CREATE_THREADS = 4
 OFFERED_FRACTION = 0.8
 WARM_PODS = 2
@@ -582,10 +584,12 @@ def run(nodes: int, count: int, window_s: float, directory: Path,
                     layout, ports, EXTENDER_PROFILE, entry)),
                 "dagpilot serve scheduler": ("dagpilot", lambda: custom_scheduler(layout)),
                 KUBE_LAST: (KUBE_PROFILE, lambda: kube_scheduler(
-                    layout, ports, KUBE_PROFILE, None))}
+                    layout, ports, KUBE_PROFILE, None)),
+                SCORE_ALL_LAST: (KUBE_PROFILE, lambda: kube_scheduler(
+                    layout, ports, KUBE_PROFILE, None, score_all=True))}
             for name, (scheduler, start) in starts.items():
                 if ONLY and name not in ONLY and name not in ("kube-scheduler", KUBE_LAST) and not (
-                        name in (SCORE_ALL, PROTOCOL_ONLY)
+                        name in (SCORE_ALL, PROTOCOL_ONLY, SCORE_ALL_LAST)
                         and "kube-scheduler + extender" in ONLY):
                     continue
                 print(f"[{nodes} nodes] {name}: saturation", file=sys.stderr, flush=True)
@@ -625,7 +629,10 @@ def _ratios(schedulers: dict[str, Any]) -> dict[str, float]:
               for ratio, name in names.items() if name in schedulers}
     ratios["kube_last_over_first"] = round(last / first, 2)
     if SCORE_ALL in schedulers:
-        scoring_all = schedulers[SCORE_ALL]["saturation"]["pods_per_s"]
+        first = schedulers[SCORE_ALL]["saturation"]["pods_per_s"]
+        last = schedulers[SCORE_ALL_LAST]["saturation"]["pods_per_s"]
+        scoring_all = (first + last) / 2
+        ratios["score_all_last_over_first"] = round(last / first, 2)
         for ratio, name in (("extender_over_kube_scoring_all", "kube-scheduler + extender"),
                             ("protocol_only_over_kube_scoring_all", PROTOCOL_ONLY)):
             if name in schedulers:
