@@ -87,12 +87,10 @@ SCORE_ALL = "kube-scheduler, percentageOfNodesToScore 100"
 # protocol itself costs (both sides' HTTP and JSON, the extender's watches)
 PROTOCOL_ONLY = "kube-scheduler + protocol-only extender"
 PROTOCOL_PROFILE = "protocol-extender"
-# kube-scheduler alone measured again after every other scheduler: a phase runs slower the
-# later it comes in a run (the sandbox holds more history), so each ratio is taken against
-# the mean of the first and the last measurement of kube-scheduler alone, and their ratio
-# (`kube_last_over_first`) says how far the run drifted
+# the baselines measured again after every other scheduler (a phase runs slower the later it
+# comes in a run): the ratios are taken against the mean of the first and last measurement
 KUBE_LAST = "kube-scheduler alone, again"
-SCORE_ALL_LAST = f"{SCORE_ALL}, again"  # the extender's baseline likewise, first and last
+SCORE_ALL_LAST = f"{SCORE_ALL}, again"
 CREATE_THREADS = 4
 OFFERED_FRACTION = 0.8
 WARM_PODS = 2
@@ -620,25 +618,30 @@ def run(nodes: int, count: int, window_s: float, directory: Path,
 
 
 def _ratios(schedulers: dict[str, Any]) -> dict[str, float]:
-    first = schedulers["kube-scheduler"]["saturation"]["pods_per_s"]
-    last = schedulers[KUBE_LAST]["saturation"]["pods_per_s"]
-    alone = (first + last) / 2
+    ratios: dict[str, float] = {}
+    alone = _baseline(schedulers, "kube-scheduler", KUBE_LAST, ratios, "kube_last_over_first")
     names = {"custom_over_kube": "dagpilot serve scheduler",
              "extender_over_kube": "kube-scheduler + extender"}
-    ratios = {ratio: round(schedulers[name]["saturation"]["pods_per_s"] / alone, 2)
-              for ratio, name in names.items() if name in schedulers}
-    ratios["kube_last_over_first"] = round(last / first, 2)
+    ratios.update({ratio: round(schedulers[name]["saturation"]["pods_per_s"] / alone, 2)
+                   for ratio, name in names.items() if name in schedulers})
     if SCORE_ALL in schedulers:
-        first = schedulers[SCORE_ALL]["saturation"]["pods_per_s"]
-        last = schedulers[SCORE_ALL_LAST]["saturation"]["pods_per_s"]
-        scoring_all = (first + last) / 2
-        ratios["score_all_last_over_first"] = round(last / first, 2)
+        scoring_all = _baseline(schedulers, SCORE_ALL, SCORE_ALL_LAST, ratios,
+                                "score_all_last_over_first")
         for ratio, name in (("extender_over_kube_scoring_all", "kube-scheduler + extender"),
                             ("protocol_only_over_kube_scoring_all", PROTOCOL_ONLY)):
             if name in schedulers:
                 ratios[ratio] = round(
                     schedulers[name]["saturation"]["pods_per_s"] / scoring_all, 2)
     return ratios
+
+
+def _baseline(schedulers: dict[str, Any], first: str, last: str, ratios: dict[str, float],
+              drift: str) -> float:
+    """The mean saturated pods/s of a baseline measured first and last; the last over the
+    first goes into `ratios` as `drift`."""
+    early, late = (schedulers[name]["saturation"]["pods_per_s"] for name in (first, last))
+    ratios[drift] = round(late / early, 2)
+    return float((early + late) / 2)
 
 
 def main() -> None:
