@@ -7,7 +7,7 @@ import numpy as np
 from dagpilot.core.snapshot import ClusterSnapshot
 from dagpilot.core.types import Cluster, Job
 from dagpilot.core.view import PodRef
-from dagpilot.decide.candidates import select_candidates
+from dagpilot.decide.candidates import STALE_ENTRIES, RankingMemo, select_candidates
 from dagpilot.decide.feasibility import Feasibility
 from dagpilot.decide.filters import filters
 from dagpilot.decide.node_arrays import NodeArrays
@@ -70,3 +70,46 @@ def test_nothing_pending_gives_no_candidates() -> None:
     chosen = select_candidates((), NodeArrays.from_view(fake), Feasibility(filters()), 16)
     assert len(chosen) == 0
     assert chosen.feasible.shape == (0, 2)
+
+
+def test_a_memo_kept_between_decisions_chooses_what_a_fresh_one_does() -> None:
+    # a backlog as serving sees it: placed pods leave, new ones arrive (some created in the
+    # same second as older ones: the API's timestamps are whole seconds), a failed bind's
+    # pod comes back at its old place; a task's pods in any order of creation
+    rng = np.random.default_rng(7)
+    specs = [(owner, name, instance, float(rng.integers(0, 5)))
+             for owner, name, count in ((SHORT, "s0", 1), (SHORT, "s1", 1), (LONG, "a", 1),
+                                        (LONG, "b", 1), (WIDE, "w", 5), (SHORT, "s2", 1))
+             for instance in range(count)]
+    every = pods(*specs)
+    fake = view(every)
+    nodes, feasibility = NodeArrays.from_view(fake), Feasibility(filters())
+    memo = RankingMemo()
+    pending = list(every[:6])
+    arrivals = list(every[6:])
+    for step in range(12):
+        for include in (None, pending[-1]):
+            kept = select_candidates(tuple(pending), nodes, feasibility, 3, include, memo=memo)
+            fresh = select_candidates(tuple(pending), nodes, feasibility, 3, include)
+            assert kept.pods == fresh.pods
+            assert np.array_equal(kept.feasible, fresh.feasible)
+        placed = pending.pop(int(rng.integers(0, len(pending))))
+        if arrivals:
+            pending.append(arrivals.pop(0))
+        if step % 4 == 3:  # the placed pod's bind failed: pending again, where it was
+            pending.insert(int(rng.integers(0, len(pending) + 1)), placed)
+
+
+def test_a_memo_forgets_the_pods_no_longer_pending() -> None:
+    backlog = pods(*[(WIDE, "w", i % 5, float(i)) for i in range(2000)])
+    fake = view(backlog)
+    nodes, feasibility = NodeArrays.from_view(fake), Feasibility(filters())
+    memo = RankingMemo()
+    select_candidates(backlog, nodes, feasibility, 16, memo=memo)
+    assert len(memo) == 2000
+    select_candidates(backlog[:10], nodes, feasibility, 16, memo=memo)
+    assert len(memo) <= 2 * 10 + STALE_ENTRIES
+    # pods it forgot come back beside the ones it kept: still one task, one candidate
+    mixed = backlog[1990:] + backlog[:10]
+    kept = select_candidates(mixed, nodes, feasibility, 16, memo=memo)
+    assert kept.pods == select_candidates(mixed, nodes, feasibility, 16).pods == (mixed[0],)

@@ -7,12 +7,18 @@ oldest pending pod; the representatives are ranked two ways, by remaining critic
 (oldest first: no pod starves however short its path), and taken alternately from the two
 rankings. Pods that fit on no node are skipped (they would be dead rows), until C are found.
 The feasibility mask comes from `decide`'s filters, computed once per distinct pod spec.
+
+The walk over the backlog is the only part that grows with it, so each pod's ranking entry
+(its task and its place in the b-level order) is kept between decisions (`RankingMemo`), and
+the per-pod steps left are C loops (map, dict, sort).
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 import numpy.typing as npt
@@ -34,14 +40,86 @@ class Candidates:
         return len(self.pods)
 
 
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    pod: PodRef
+    task: tuple[str, str]  # (job id, task id): the pods of one task are interchangeable
+    group: int  # the task's number in the memo (an int hashes faster than the pair)
+    order: tuple[float, float, int]  # longest b-level first, then the oldest, then the uid
+
+
+class RankingMemo:
+    """Each pending pod's ranking entry, kept from one decision to the next: a backlog's pods
+    stay pending for many decisions, and building their entries was most of the walk over it
+    (docs/BENCHMARKS.md, "A deep backlog"). Keyed by the PodRef's id, the object held by its
+    entry so that the id is not reused while the entry lives; the entries of pods no longer
+    pending go when the memo outgrows the backlog."""
+
+    __slots__ = ("_entries", "_groups", "_numbers")
+
+    def __init__(self) -> None:
+        self._entries: dict[int, _Entry] = {}
+        self._groups: dict[tuple[str, str], int] = {}
+        self._numbers = itertools.count()
+
+    def __len__(self) -> int:
+        """The entries kept (the pending pods' and at most a bounded number of others)."""
+        return len(self._entries)
+
+    def ranked(self, pending: Sequence[PodRef], include: PodRef | None) -> Iterator[PodRef]:
+        """`include`, then one pod per task (its oldest pending), alternately by b-level and
+        by age, without repeats."""
+        entries = self._entries_of(pending)
+        groups = list(map(attrgetter("group"), entries))
+        oldest: dict[int, _Entry] = dict.fromkeys(groups)  # type: ignore[assignment]
+        oldest.update(zip(reversed(groups), reversed(entries), strict=True))  # first wins
+        if include is not None:
+            chosen = self._entry(include)
+            oldest[chosen.group] = chosen
+            yield include
+        by_age = list(oldest.values())
+        by_b_level = sorted(by_age, key=attrgetter("order"))
+        seen = {include.uid} if include is not None else set()
+        for pair in zip(by_b_level, by_age, strict=True):
+            for entry in pair:
+                pod = entry.pod
+                if pod.uid not in seen:
+                    seen.add(pod.uid)
+                    yield pod
+
+    def _entries_of(self, pending: Sequence[PodRef]) -> list[_Entry]:
+        ids = list(map(id, pending))
+        found: list[_Entry | None] = list(map(self._entries.get, ids))
+        for index in [index for index, entry in enumerate(found) if entry is None]:
+            found[index] = self._entries[ids[index]] = self._entry(pending[index])
+        entries: list[_Entry] = found  # type: ignore[assignment]  # every None filled
+        if len(self._entries) > 2 * len(ids) + STALE_ENTRIES:
+            self._entries = dict(zip(ids, entries, strict=True))
+            self._groups = {entry.task: entry.group for entry in entries}
+        return entries
+
+    def _entry(self, pod: PodRef) -> _Entry:
+        task = (pod.job.id, pod.task.id)
+        group = self._groups.get(task)
+        if group is None:
+            group = self._groups[task] = next(self._numbers)
+        return _Entry(pod, task, group,
+                      (-pod.job.b_levels[pod.task.id], pod.created_s, pod.uid))
+
+
+STALE_ENTRIES = 256  # entries of pods gone the memo may hold beyond twice the backlog
+
+
 def select_candidates(pending: Sequence[PodRef], nodes: NodeArrays, feasibility: Feasibility,
-                      limit: int, include: PodRef | None = None) -> Candidates:
+                      limit: int, include: PodRef | None = None, *,
+                      memo: RankingMemo | None = None) -> Candidates:
     """Up to `limit` pending pods that fit somewhere, with their masks. `include` (behaviour
-    cloning: the teacher's pod) is always first when it fits somewhere."""
+    cloning: the teacher's pod) is always first when it fits somewhere. `memo`: the ranking
+    entries kept from the last decision (a fresh one when None)."""
     masks: dict[Hashable, Bools] = {}
     pods: list[PodRef] = []
     rows: list[Bools] = []
-    for pod in _ranked(pending, include):
+    for pod in (memo if memo is not None else RankingMemo()).ranked(pending, include):
         key = placement_key(pod.task)
         mask = masks.get(key)
         if mask is None:
@@ -53,21 +131,3 @@ def select_candidates(pending: Sequence[PodRef], nodes: NodeArrays, feasibility:
                 break
     feasible = np.array(rows, dtype=np.bool_).reshape(len(rows), len(nodes))
     return Candidates(tuple(pods), feasible)
-
-
-def _ranked(pending: Sequence[PodRef], include: PodRef | None) -> Iterator[PodRef]:
-    """`include`, then one pod per task, alternately by b-level and by age, without repeats."""
-    oldest: dict[tuple[str, str], PodRef] = {}
-    for pod in pending:  # oldest first
-        oldest.setdefault((pod.job.id, pod.task.id), pod)
-    if include is not None:
-        oldest[(include.job.id, include.task.id)] = include
-        yield include
-    by_age = list(oldest.values())
-    by_b_level = sorted(by_age, key=lambda p: (-p.job.b_levels[p.task.id], p.created_s, p.uid))
-    seen = {include.uid} if include is not None else set()
-    for pair in zip(by_b_level, by_age, strict=True):
-        for pod in pair:
-            if pod.uid not in seen:
-                seen.add(pod.uid)
-                yield pod

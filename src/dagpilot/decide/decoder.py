@@ -25,7 +25,7 @@ from dagpilot.core.scheduler import Placement
 from dagpilot.core.status import Status
 from dagpilot.core.types import Task
 from dagpilot.core.view import ClusterView, NodeState, PodRef
-from dagpilot.decide.candidates import Candidates, select_candidates
+from dagpilot.decide.candidates import Candidates, RankingMemo, select_candidates
 from dagpilot.decide.feasibility import Feasibility
 from dagpilot.decide.filters import DEFAULT_FILTERS, filters
 from dagpilot.decide.node_arrays import ClusterStatics, NodeArrays
@@ -48,6 +48,7 @@ class Decoder:
 
     def reset(self) -> None:
         self._feasibility = Feasibility(self._filters)
+        self._ranking = RankingMemo()
         self._pcie = PcieRootComplex()
         self._statics: ClusterStatics | None = None
         self._table = RejectionTable(self._filters, self._pcie)
@@ -58,7 +59,8 @@ class Decoder:
         """(up to `limit` candidates with their mask, the rule's logit bias); None when no
         pending pod fits anywhere. `include` forces a pod among them (behaviour cloning)."""
         nodes = self._nodes(view)
-        candidates = select_candidates(view.pending, nodes, self._feasibility, limit, include)
+        candidates = select_candidates(view.pending, nodes, self._feasibility, limit, include,
+                                       memo=self._ranking)
         if not len(candidates):
             return None
         return root_complex_mask(candidates, nodes, self._pcie)
