@@ -29,6 +29,7 @@ from dagpilot.decide.node_arrays import NodeArrays
 from dagpilot.decide.signature import placement_key
 
 Bools = npt.NDArray[np.bool_]
+STALE_ENTRIES = 256  # entries of pods gone a RankingMemo may hold beyond twice the backlog
 
 
 @dataclass(frozen=True)
@@ -105,9 +106,6 @@ class RankingMemo:
             group = self._groups[task] = next(self._numbers)
         return _Entry(pod, task, group,
                       (-pod.job.b_levels[pod.task.id], pod.created_s, pod.uid))
-
-
-STALE_ENTRIES = 256  # entries of pods gone the memo may hold beyond twice the backlog
 
 
 def select_candidates(pending: Sequence[PodRef], nodes: NodeArrays, feasibility: Feasibility,
