@@ -35,17 +35,15 @@ from dagpilot.core.config import PhysicsParameters
 from dagpilot.core.types import NodeSpec
 from dagpilot.live.kube_api import Resource
 from dagpilot.live.nodes import decode_node
-from dagpilot.live.pod_manifest import pod_manifest
 from dagpilot.live.pods import decode_pod
-from dagpilot.live.task_annotations import RUNTIME
 from dagpilot.live.view import LiveView
 from dagpilot.live.watcher import Relist
 from dagpilot.policy.process import settle_scheduler_process
 from dagpilot.schedulers import SCHEDULERS
 from dagpilot.sim import physics
-from dagpilot.workloads import load
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the API object builders
+from serving_throughput import manifests, stream_tasks  # bench/, the script's own folder
 from tests.live.objects import CREATED_S, node, pod
 
 WARMUP = 20
@@ -73,18 +71,14 @@ def _created(index: int) -> str:
 
 
 def mix_pods(count: int) -> list[dict[str, Any]]:
-    """`count` pending pods of the built-in mix's non-GPU tasks in turn, each its own job."""
-    tasks = [task for job in load("builtin:mix") for task in job.tasks
-             if not task.requests.gpus for _ in range(task.instances)]
-    pods = []
-    for index in range(count):
-        manifest = pod_manifest(tasks[index % len(tasks)], f"p{index:05d}", scheduler="dagpilot")
-        metadata = manifest["metadata"]
-        metadata["annotations"].pop(RUNTIME, None)  # as the serving bench's stream
-        metadata.update(namespace="default", uid=f"uid-{index}", resourceVersion=str(index + 1),
-                        creationTimestamp=_created(index))
+    """`count` pending pods of the serving bench's stream (the built-in mix's non-GPU tasks in
+    turn, each its own job), with what the API server would have set on them."""
+    pods = manifests(stream_tasks(), "p", count, "dagpilot")
+    for index, manifest in enumerate(pods):
+        manifest["metadata"].update(namespace="default", uid=f"uid-{index}",
+                                    resourceVersion=str(index + 1),
+                                    creationTimestamp=_created(index))
         manifest["status"] = {"phase": "Pending"}
-        pods.append(manifest)
     return pods
 
 

@@ -83,6 +83,7 @@ KUBE_PROFILE = "bench-kube"  # kube-scheduler alone, a second one started per ph
 # kube-scheduler alone as the extender's scheduler is configured: every node scored (the
 # default scores an adaptive share, 42 % at 1,000 nodes), the extender's cost measured apart
 SCORE_ALL = "kube-scheduler, percentageOfNodesToScore 100"
+EXTENDER = "kube-scheduler + extender"  # with the shipped extenders entry, dagpilot's extender
 # the extender's scheduler calling an extender that answers without the policy: what the
 # protocol itself costs (both sides' HTTP and JSON, the extender's watches)
 PROTOCOL_ONLY = "kube-scheduler + protocol-only extender"
@@ -578,7 +579,7 @@ def run(nodes: int, count: int, window_s: float, directory: Path,
                     layout, ports, KUBE_PROFILE, None, score_all=True)),
                 PROTOCOL_ONLY: (PROTOCOL_PROFILE, lambda: protocol_only_extender(
                     layout, ports)),
-                "kube-scheduler + extender": (EXTENDER_PROFILE, lambda: kube_scheduler(
+                EXTENDER: (EXTENDER_PROFILE, lambda: kube_scheduler(
                     layout, ports, EXTENDER_PROFILE, entry)),
                 "dagpilot serve scheduler": ("dagpilot", lambda: custom_scheduler(layout)),
                 KUBE_LAST: (KUBE_PROFILE, lambda: kube_scheduler(
@@ -586,9 +587,7 @@ def run(nodes: int, count: int, window_s: float, directory: Path,
                 SCORE_ALL_LAST: (KUBE_PROFILE, lambda: kube_scheduler(
                     layout, ports, KUBE_PROFILE, None, score_all=True))}
             for name, (scheduler, start) in starts.items():
-                if ONLY and name not in ONLY and name not in ("kube-scheduler", KUBE_LAST) and not (
-                        name in (SCORE_ALL, PROTOCOL_ONLY, SCORE_ALL_LAST)
-                        and "kube-scheduler + extender" in ONLY):
+                if not _measured(name):
                     continue
                 print(f"[{nodes} nodes] {name}: saturation", file=sys.stderr, flush=True)
                 DECISIONS.clear()
@@ -617,17 +616,25 @@ def run(nodes: int, count: int, window_s: float, directory: Path,
     return results
 
 
+def _measured(name: str) -> bool:
+    """Whether --only leaves `name` in: kube-scheduler alone always (every ratio's baseline),
+    the extender with its own baseline and the protocol-only row."""
+    if not ONLY or name in ONLY or name in ("kube-scheduler", KUBE_LAST):
+        return True
+    return EXTENDER in ONLY and name in (SCORE_ALL, PROTOCOL_ONLY, SCORE_ALL_LAST)
+
+
 def _ratios(schedulers: dict[str, Any]) -> dict[str, float]:
     ratios: dict[str, float] = {}
-    alone = _baseline(schedulers, "kube-scheduler", KUBE_LAST, ratios, "kube_last_over_first")
+    alone, ratios["kube_last_over_first"] = _baseline(schedulers, "kube-scheduler", KUBE_LAST)
     names = {"custom_over_kube": "dagpilot serve scheduler",
-             "extender_over_kube": "kube-scheduler + extender"}
+             "extender_over_kube": EXTENDER}
     ratios.update({ratio: round(schedulers[name]["saturation"]["pods_per_s"] / alone, 2)
                    for ratio, name in names.items() if name in schedulers})
     if SCORE_ALL in schedulers:
-        scoring_all = _baseline(schedulers, SCORE_ALL, SCORE_ALL_LAST, ratios,
-                                "score_all_last_over_first")
-        for ratio, name in (("extender_over_kube_scoring_all", "kube-scheduler + extender"),
+        scoring_all, ratios["score_all_last_over_first"] = _baseline(
+            schedulers, SCORE_ALL, SCORE_ALL_LAST)
+        for ratio, name in (("extender_over_kube_scoring_all", EXTENDER),
                             ("protocol_only_over_kube_scoring_all", PROTOCOL_ONLY)):
             if name in schedulers:
                 ratios[ratio] = round(
@@ -635,13 +642,11 @@ def _ratios(schedulers: dict[str, Any]) -> dict[str, float]:
     return ratios
 
 
-def _baseline(schedulers: dict[str, Any], first: str, last: str, ratios: dict[str, float],
-              drift: str) -> float:
-    """The mean saturated pods/s of a baseline measured first and last; the last over the
-    first goes into `ratios` as `drift`."""
+def _baseline(schedulers: dict[str, Any], first: str, last: str) -> tuple[float, float]:
+    """A baseline measured first and last: the mean of its saturated pods/s, and the last
+    over the first (the run's drift)."""
     early, late = (schedulers[name]["saturation"]["pods_per_s"] for name in (first, last))
-    ratios[drift] = round(late / early, 2)
-    return float((early + late) / 2)
+    return float((early + late) / 2), round(late / early, 2)
 
 
 def main() -> None:
@@ -660,7 +665,7 @@ def main() -> None:
                         help="'extender' or 'custom' (comma-separated): measure only these "
                              "beside kube-scheduler alone (a profile, a quick check)")
     args = parser.parse_args()
-    names = {"extender": "kube-scheduler + extender", "custom": "dagpilot serve scheduler"}
+    names = {"extender": EXTENDER, "custom": "dagpilot serve scheduler"}
     ONLY.update(names[name] for name in args.only.split(",") if name)
     if args.profile:
         args.profile.mkdir(parents=True, exist_ok=True)

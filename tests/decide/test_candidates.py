@@ -75,7 +75,7 @@ def test_nothing_pending_gives_no_candidates() -> None:
 def test_a_memo_kept_between_decisions_chooses_what_a_fresh_one_does() -> None:
     # a backlog as serving sees it: placed pods leave, new ones arrive (some created in the
     # same second as older ones: the API's timestamps are whole seconds), a failed bind's
-    # pod comes back at its old place; a task's pods in any order of creation
+    # pod comes back (anywhere in the order); a task's pods in any order of creation
     rng = np.random.default_rng(7)
     specs = [(owner, name, instance, float(rng.integers(0, 5)))
              for owner, name, count in ((SHORT, "s0", 1), (SHORT, "s1", 1), (LONG, "a", 1),
@@ -96,7 +96,7 @@ def test_a_memo_kept_between_decisions_chooses_what_a_fresh_one_does() -> None:
         placed = pending.pop(int(rng.integers(0, len(pending))))
         if arrivals:
             pending.append(arrivals.pop(0))
-        if step % 4 == 3:  # the placed pod's bind failed: pending again, where it was
+        if step % 4 == 3:  # the placed pod's bind failed: pending again
             pending.insert(int(rng.integers(0, len(pending) + 1)), placed)
 
 
