@@ -118,9 +118,11 @@ class Agent:
         return self.model.config
 
     def reset(self) -> None:
+        """Start afresh: the next decision is what a new agent with this model would make."""
         self._context = EncodeContext(graph_tasks=self.config.graph_tasks)
         self._decoder.reset()
         self._normalised = NormalisedNodes()
+        self.model.forget()
 
     def observe(self, view: ClusterView, include: PodRef | None = None) -> Observed | None:
         """The candidates and their raw observation; None when no pending pod fits anywhere.

@@ -31,14 +31,13 @@ def raising(policy: object) -> float:
 
 
 def test_a_warmed_agent_decides_and_explains_as_a_cold_one_on_a_live_like_run() -> None:
-    cold, warm = shipped_agent(), shipped_agent()
-    assert warm_up(greedy_policy(warm)) > 0
+    cold = greedy_policy(shipped_agent())
+    warm = model_reload.serving(load_current(SHIPPED, FEATURE_SCHEMA_VERSION)).policy
     env, view, _ = busy_default("builtin:mix:30", seed=3)
     assert view.cluster is not warm_view().cluster
     compared = 0
     for _ in range(120):
-        ours = cold.act(view, greedy=True, value=False)
-        theirs = warm.act(view, greedy=True, value=False)
+        ours, theirs = cold(view), warm(view)
         assert (theirs.action, theirs.log_prob, theirs.placement) == (
             ours.action, ours.log_prob, ours.placement)
         compared += ours.placement is not None

@@ -6,7 +6,9 @@ Transformer the same graphs again and again; the candidate's own time-varying fe
 enter it (they go through the encoder's separate task MLP). The summary of one candidate
 depends only on its valid slots (attention and pooling are masked), so it is remembered under
 the exact bytes of that candidate's graph features, positions and valid mask up to its last
-valid slot: the same input gives the same summary, whatever the batch around it.
+valid slot: the same input gives the same summary, whatever the batch around it, up to its
+last bits (the BLAS picks its kernels by the number of rows it is given; `PolicyNet.forget`
+empties the memory, so that a new session computes as a fresh network does).
 
 The memory is only correct for the weights it was computed with: it forgets everything when a
 parameter of the summarising layers changes (`WeightsWatch`; writing into `parameter.data` in

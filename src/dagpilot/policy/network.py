@@ -103,6 +103,16 @@ class PolicyNet(nn.Module):
         scores = self.pairs.scores(candidates, keys, batch.pairs, batch.pair_job)
         return nodes, masked_logits(scores, batch.feasible, batch.bias)
 
+    def forget(self) -> None:
+        """Drop the inference memories (graph summaries, node rows): what follows is computed
+        as a fresh network computes it. A summary computed in another batch may differ from a
+        fresh one in its last bits (the BLAS picks kernels by the rows it is given), so a
+        session that must decide as a fresh one would (`Agent.reset`) starts without them."""
+        if self.graphs.summary_cache is not None:
+            self.graphs.summary_cache.clear()
+        if self.node_memory is not None:
+            self.node_memory.clear()
+
     def prepare_nodes(self, rows: Tensor) -> None:
         """Bring the node memory up to date with (N, node_dim) normalised node rows ahead
         of a decision on them (`Agent.prepare`), which then finds their embeddings and keys

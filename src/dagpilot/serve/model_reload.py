@@ -51,6 +51,7 @@ def serving(model: LoadedModel) -> Serving:
     agent = agent_from_files(model.state_dict, model.normaliser, model.config)
     policy = greedy_policy(agent)
     warm_s = warm_up(policy)
+    agent.reset()  # what it remembers of the warm view goes: it decides as a cold agent would
     log.info("model %s warmed up in %.0f ms", model.version, warm_s * 1000)
     return Serving(policy, model.version, agent.prepare)
 

@@ -5,8 +5,10 @@ buffers grown, the first graphs encoded): about ten times a steady decision, whi
 host can pass the decision deadline and send the first pods of a burst to the fallback. The
 loader therefore runs the policy a few times on a small built-in view before the swap, in the
 reload thread, and a policy that raises there is refused like a model that does not load (the
-one in service stays). The agent's caches are keyed on the view and its cluster, so a warmed
-agent decides exactly as a cold one would on the live view (tests/serve/test_warm_up.py).
+one in service stays). The loader then resets the agent, whose memories of the warm view (its
+encoder's, the network's graph summaries and node rows) go, so a warmed agent decides bit for
+bit as a cold one would on the live view (tests/serve/test_warm_up.py): a graph summary
+computed in the warm view's batch could differ from a fresh one in its last bits.
 """
 
 from __future__ import annotations
