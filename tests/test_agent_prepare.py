@@ -26,6 +26,8 @@ def _twins(seed: int) -> tuple[Agent, Agent]:
     scorer sharpened so that the policy's choices depend on its inputs."""
     nets = [PolicyNet.create(PolicyConfig(), seed).eval() for _ in range(2)]
     for net in nets:
+        assert net.node_memory is not None
+        net.node_memory.full_rows = 0  # the memory's own path on a small cluster too
         with torch.no_grad():
             for parameter in net.pairs.parameters():
                 parameter.mul_(30.0)

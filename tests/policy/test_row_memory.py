@@ -11,11 +11,11 @@ import pytest
 import torch
 
 from dagpilot.policy import PolicyConfig, PolicyInput, PolicyNet, collate
-from dagpilot.policy.row_memory import MIN_BLOCK, RowMemory
+from dagpilot.policy.row_memory import FULL_ROWS, MIN_BLOCK, RowMemory
 from tests.policy.builders import policy_input
 
 CONFIG = PolicyConfig(d_model=32, heads=4, layers=2, feedforward=64, pair_rank=16)
-NODES = 120
+NODES = FULL_ROWS + 64  # above it: the memory's own path
 
 
 def memory_of(net: PolicyNet) -> RowMemory:

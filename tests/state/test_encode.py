@@ -5,12 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from dagpilot.core.scheduler import Placement
+from dagpilot.core.types import Job
 from dagpilot.core.view import PodRef
 from dagpilot.state import EncodeContext, Normaliser, encode, observe
+from dagpilot.state.job_distance import distance_features
 from dagpilot.state.job_graph import EMPTY
 from dagpilot.state.schema import GRAPH, NODE, PAIR, POSITION, TASK
 from dagpilot.workloads import load
-from tests.state.sim_views import sim_env
+from tests.state.sim_views import busy_default, sim_env
 
 
 def test_an_observation_of_several_jobs() -> None:
@@ -22,8 +24,10 @@ def test_an_observation_of_several_jobs() -> None:
     observation = observe(view, candidates, EncodeContext(graph_tasks=8))
     c, n = len(candidates), len(view.nodes)
     assert observation.candidates == tuple(candidates)
-    assert observation.pair_features.shape == (len(jobs), n, PAIR.dim)
-    assert [jobs[row] for row in observation.pair_job] == [p.job.id for p in candidates]
+    # none of the jobs runs anywhere yet: they are as far from every node, one row for all
+    assert observation.pair_features.shape == (1, n, PAIR.dim)
+    assert not observation.pair_features.any() and not observation.pair_job.any()
+    assert len(jobs) == 4
     assert observation.graph_features.shape == (c, 8, GRAPH.dim)
     assert observation.graph_positions.shape == (c, 8, POSITION.dim)
     assert observation.graph_valid.shape == observation.graph_status.shape == (c, 8)
@@ -32,6 +36,32 @@ def test_an_observation_of_several_jobs() -> None:
     for array in observation.arrays().values():
         assert array.dtype == np.float32 and np.isfinite(array).all()
     assert not observation.normalised
+
+
+def test_each_candidate_reads_the_distances_of_its_own_jobs_hosts_one_row_per_host_set(
+        ) -> None:
+    env, view, scheduler = busy_default("builtin:mix:30", seed=1)
+    context, checked, shared = EncodeContext(), 0, 0
+    seen: dict[str, Job] = {}  # every job that had a pod pending: running ones, finished ones
+    for step in range(1200):
+        seen.update((pod.job.id, pod.job) for pod in view.pending)
+        if step % 20 == 0 and seen:
+            candidates = [PodRef(uid, job, job.tasks[-1], 0, 0.0)
+                          for uid, job in enumerate(list(seen.values())[-16:])]
+            observation = observe(view, candidates, context)
+            hosts = [context.job(view, pod.job).hosts for pod in candidates]
+            topology = context.nodes(view).network
+            for row, pod_hosts in zip(observation.pair_job, hosts, strict=True):
+                assert np.array_equal(observation.pair_features[row],
+                                      distance_features(topology, pod_hosts))
+            host_sets = {pod_hosts.tobytes() for pod_hosts in hosts}
+            assert len(observation.pair_features) == len(host_sets)
+            checked += len(host_sets) > 1
+            shared += len(host_sets) < len(candidates)
+        view, _, done, _ = env.step(scheduler.decide(view))
+        if done:
+            break
+    assert checked > 10 and shared > 10  # several host sets, and jobs sharing one
 
 
 def test_no_candidates_still_describes_the_nodes() -> None:

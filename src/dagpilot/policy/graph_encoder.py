@@ -21,7 +21,7 @@ from torch import Tensor, nn
 from dagpilot.policy.config import PolicyConfig
 from dagpilot.policy.distinct_graphs import DistinctGraphs
 from dagpilot.policy.graph_cache import GraphSummaryCache
-from dagpilot.policy.layers import masked_mean, mlp
+from dagpilot.policy.layers import masked_mean, mlp, run_mlp
 from dagpilot.policy.packed_encoder import encode_valid, packable, unpack
 from dagpilot.policy.positional import TopologyEncoding
 
@@ -87,8 +87,7 @@ class TaskGraphEncoder(nn.Module):
 
     def combine_summaries(self, summary: Tensor, tasks: Tensor) -> Tensor:
         """(M, 2d) graph summaries and (M, task_dim) task rows -> (M, d) candidates."""
-        embedded: Tensor = self.combine(torch.cat([summary, self.task(tasks)], dim=-1))
-        return embedded
+        return run_mlp(self.combine, torch.cat([summary, run_mlp(self.task, tasks)], dim=-1))
 
     def _summarise(self, graph: Tensor, positions: Tensor, valid: Tensor) -> Tensor:
         """Without gradients, only the valid slots are computed at all (`packed_encoder`)."""

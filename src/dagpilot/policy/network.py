@@ -28,6 +28,7 @@ from dagpilot.policy.critic import Critic
 from dagpilot.policy.distribution import entropy, log_probs, masked_logits
 from dagpilot.policy.graph_encoder import TaskGraphEncoder
 from dagpilot.policy.inputs import Batch, PolicyInput, collate
+from dagpilot.policy.layers import run_linear
 from dagpilot.policy.node_encoder import NodeEncoder
 from dagpilot.policy.pair_scorer import PairScorer
 from dagpilot.policy.row_memory import RowMemory
@@ -116,8 +117,8 @@ class PolicyNet(nn.Module):
     def prepare_nodes(self, rows: Tensor) -> None:
         """Bring the node memory up to date with (N, node_dim) normalised node rows ahead
         of a decision on them (`Agent.prepare`), which then finds their embeddings and keys
-        computed; nothing without a memory."""
-        if self.node_memory is not None:
+        computed; nothing without a memory, or for fewer rows than it keeps (`full_rows`)."""
+        if self.node_memory is not None and len(rows) > self.node_memory.full_rows:
             with torch.inference_mode():
                 self.node_memory.outputs(rows, self._node_parameters(), self._embed_nodes)
 
@@ -134,7 +135,7 @@ class PolicyNet(nn.Module):
 
     def _embed_nodes(self, rows: Tensor) -> tuple[Tensor, Tensor]:
         nodes = self.nodes(rows)
-        return nodes, self.pairs.key(nodes)
+        return nodes, run_linear(self.pairs.key, nodes)
 
     def _node_parameters(self) -> list[Tensor]:
         """What the node embeddings and keys depend on, looked up afresh (one may have been

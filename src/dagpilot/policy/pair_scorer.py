@@ -21,6 +21,8 @@ import math
 import torch
 from torch import Tensor, nn
 
+from dagpilot.policy.layers import run_linear
+
 
 class PairScorer(nn.Module):
     def __init__(self, d_model: int, pair_dim: int, rank: int) -> None:
@@ -44,10 +46,9 @@ class PairScorer(nn.Module):
                pair_job: Tensor) -> Tensor:
         """`forward` with the nodes' keys `self.key(nodes)` (B, N, r) given: they depend on
         each node alone, so the network may remember them between decisions."""
-        inner = self.query(candidates) @ keys.transpose(1, 2) * self.scale
-        distance = job_distance_scores(pairs, pair_job, self.pair(candidates))
-        scores: Tensor = inner + distance + self.bias(candidates)
-        return scores
+        inner = run_linear(self.query, candidates) @ keys.transpose(1, 2) * self.scale
+        distance = job_distance_scores(pairs, pair_job, run_linear(self.pair, candidates))
+        return inner + distance + run_linear(self.bias, candidates)
 
 
 def job_distance_scores(pairs: Tensor, pair_job: Tensor, weights: Tensor) -> Tensor:

@@ -57,7 +57,7 @@ def decision_record(view: ClusterView, choice: Choice, key: str, uid: str | None
         if raw is not None:
             candidate, node = divmod(decision.action, nodes)
             record["observation"].update(
-                candidates=candidates, jobs=int(raw.pair_features.shape[0]),
+                candidates=candidates, jobs=len({pod.job.id for pod in raw.candidates}),
                 node_features=_rounded(raw.node_features[node]),
                 task_features=_rounded(raw.task_features[candidate]))
     return record

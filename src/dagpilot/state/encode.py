@@ -55,12 +55,12 @@ def assemble(view: ClusterView, candidates: Sequence[PodRef], context: EncodeCon
              tasks: npt.NDArray[np.float32]) -> Observation:
     """The raw observation from its node and task rows (computed already, one view at a
     time or several together) and the candidates' jobs: their graphs and distances."""
-    job_row = {job_id: row for row, job_id in enumerate(jobs)}
+    pairs, job_row = _pairs(view, context, jobs)
     graphs = _graphs(candidates, jobs, context)
     return Observation(
         node_features=nodes,
         task_features=tasks,
-        pair_features=_pairs(view, context, jobs),
+        pair_features=pairs,
         pair_job=np.array([job_row[pod.job.id] for pod in candidates], dtype=np.int64),
         graph_features=_stack([g.features for g in graphs], (context.graph_tasks, GRAPH.dim)),
         graph_positions=_stack([g.positions for g in graphs],
@@ -74,17 +74,27 @@ def assemble(view: ClusterView, candidates: Sequence[PodRef], context: EncodeCon
 
 
 def _pairs(view: ClusterView, context: EncodeContext,
-           jobs: dict[str, JobNow]) -> npt.NDArray[np.float32]:
-    """(jobs, nodes, PAIR.dim): one-hot distance levels to the nearest and farthest host
-    (read-only: with one job, the context's own rows)."""
-    rows = [context.job_pairs(view, job) for job in jobs.values()]
+           jobs: dict[str, JobNow]) -> tuple[npt.NDArray[np.float32], dict[str, int]]:
+    """(rows, nodes, PAIR.dim): one-hot distance levels to the nearest and farthest host, one
+    row per distinct set of hosts (jobs running on the same nodes, or nowhere yet, are as far
+    from every node: a backlog of pods of their own jobs makes one row, not one per pod), and
+    each job's row (read-only: with one row, the context's own)."""
+    rows: list[npt.NDArray[np.float32]] = []
+    row_of_hosts: dict[bytes, int] = {}
+    job_row: dict[str, int] = {}
+    for job_id, job in jobs.items():
+        hosts = job.hosts.tobytes()
+        if hosts not in row_of_hosts:
+            row_of_hosts[hosts] = len(rows)
+            rows.append(context.job_pairs(view, job))
+        job_row[job_id] = row_of_hosts[hosts]
     if len(rows) == 1:
-        return rows[0][None]
+        return rows[0][None], job_row
     if not rows:
-        return np.zeros((0, len(view.nodes), PAIR.dim), dtype=np.float32)
+        return np.zeros((0, len(view.nodes), PAIR.dim), dtype=np.float32), job_row
     out = np.stack(rows)
     out.flags.writeable = False
-    return out
+    return out, job_row
 
 
 def _graphs(candidates: Sequence[PodRef], jobs: dict[str, JobNow],

@@ -17,16 +17,17 @@ F32 = npt.NDArray[np.float32]
 
 @dataclass(frozen=True)
 class Observation:
-    """N nodes (cluster order), C candidate pods, J distinct jobs among them, K graph slots.
+    """N nodes (cluster order), C candidate pods, J distinct sets of hosts among their jobs,
+    K graph slots.
 
     `pair_features[pair_job[c], n]` describes node n for candidate c (its distance to where the
-    candidate's job runs); it is stored once per job, not per candidate, to stay small at
-    5,000 nodes.
+    candidate's job runs); it is stored once per set of hosts, not per candidate or per job,
+    to stay small at 5,000 nodes (jobs on the same nodes, or on none yet, share a row).
     """
 
     node_features: F32  # (N, NODE.dim)
     task_features: F32  # (C, TASK.dim)
-    pair_features: F32  # (J, N, PAIR.dim)
+    pair_features: F32  # (J, N, PAIR.dim), J distinct host sets
     pair_job: npt.NDArray[np.int64]  # (C,) row of pair_features for each candidate
     graph_features: F32  # (C, K, GRAPH.dim)
     graph_positions: F32  # (C, K, POSITION.dim)
