@@ -100,11 +100,14 @@ def _pairs(view: ClusterView, context: EncodeContext,
 def _graphs(candidates: Sequence[PodRef], jobs: dict[str, JobNow],
             context: EncodeContext) -> list[JobGraph]:
     """The candidates' job graphs in candidate order, built job by job."""
+    members: dict[str, list[int]] = {job_id: [] for job_id in jobs}
+    for c, pod in enumerate(candidates):
+        members[pod.job.id].append(c)
     graphs: list[JobGraph | None] = [None] * len(candidates)
     for job_id, job in jobs.items():
-        members = [c for c, pod in enumerate(candidates) if pod.job.id == job_id]
-        tasks = [job.statics.index_of[candidates[c].task.id] for c in members]
-        for c, graph in zip(members, context.job_graphs(job, tasks), strict=True):
+        mine = members[job_id]
+        tasks = [job.statics.index_of[candidates[c].task.id] for c in mine]
+        for c, graph in zip(mine, context.job_graphs(job, tasks), strict=True):
             graphs[c] = graph
     return [graph for graph in graphs if graph is not None]
 

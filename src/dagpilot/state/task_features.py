@@ -105,16 +105,14 @@ class TaskInputs:
 
 def task_inputs(candidates: Sequence[PodRef], jobs: Mapping[str, JobNow]) -> TaskInputs:
     """The candidates' jobs and task positions, and their fixed columns gathered."""
-    count = len(candidates)
     per_job = [jobs[pod.job.id] for pod in candidates]
-    tasks = np.array([job.statics.index_of[pod.task.id] for pod, job in zip(
-        candidates, per_job, strict=True)], dtype=np.int64)
-    fixed = np.zeros((count, TASK.dim), dtype=np.float32)
-    for job in jobs.values():
-        mine = np.array([j is job for j in per_job], dtype=np.bool_)
-        fixed[mine] = job.table.array[tasks[mine]]
+    positions = [job.statics.index_of[pod.task.id] for pod, job in zip(
+        candidates, per_job, strict=True)]
+    fixed = np.stack([job.table.array[task] for job, task in zip(
+        per_job, positions, strict=True)]) if candidates else np.zeros((0, TASK.dim), np.float32)
     # every job fixes the same columns
-    return TaskInputs(candidates, per_job, tasks, FixedColumns(per_job[0].table.names, fixed))
+    return TaskInputs(candidates, per_job, np.array(positions, dtype=np.int64),
+                      FixedColumns(per_job[0].table.names if per_job else frozenset(), fixed))
 
 
 def moving_columns(inputs: TaskInputs, now_s: float | Floats) -> dict[str, npt.ArrayLike]:
