@@ -53,12 +53,13 @@ def relevant_tasks(statics: JobStatics, progress: JobProgress, limit: int) -> li
     seen = set(chosen)
     frontier = ready
     while frontier and len(chosen) < limit:
-        hop = np.array(sorted({c for t in frontier for c in statics.child_lists[t]} - seen),
-                       dtype=np.int64)
-        frontier = _by_b_level(statics, hop).tolist()
+        children = {c for t in frontier for c in statics.child_lists[t]} - seen
+        if not children:
+            break
+        frontier = _by_b_level(statics, np.array(sorted(children), dtype=np.int64)).tolist()
         chosen += frontier[:limit - len(chosen)]
         seen.update(frontier)
-    if len(chosen) < limit and ready:
+    if len(chosen) < limit and ready and len(statics.edge_child):  # no edges: no parents
         inputs = np.isin(statics.edge_child, ready)
         parents = np.unique(statics.edge_parent[inputs])
         chosen += _by_b_level(statics, parents).tolist()[:limit - len(chosen)]
