@@ -1,7 +1,7 @@
 """`dagpilot serve extender` without the policy: the extender protocol's own cost, live.
 
     .venv/bin/python bench/protocol_extender.py --kubeconfig F --port P --tls-cert C \\
-        --tls-key K --client-ca CA [--address 127.0.0.1]
+        --tls-key K --client-ca CA [--address 127.0.0.1] [--cpus LIST]
 
 The same process as `dagpilot serve extender` (its live view with its watches, its HTTPS
 server with mTLS, the same parsing and answers), except that every node of the view passes
@@ -20,6 +20,7 @@ from pathlib import Path
 
 from dagpilot.core.view import ClusterView, PodRef
 from dagpilot.decide.ranking import Ranking
+from dagpilot.serve.cpu_pinning import parse_cpus
 from dagpilot.serve.extender_process import ExtenderConfig, ExtenderProcess
 
 
@@ -36,9 +37,11 @@ def main() -> None:
     parser.add_argument("--tls-key", type=Path, required=True)
     parser.add_argument("--client-ca", type=Path, required=True)
     parser.add_argument("--address", default="127.0.0.1")
+    parser.add_argument("--cpus", help="pinned to these CPUs, as `serve extender --cpus`")
     args = parser.parse_args()
     config = ExtenderConfig(kubeconfig=args.kubeconfig, port=args.port, tls_cert=args.tls_cert,
-                            tls_key=args.tls_key, client_ca=args.client_ca, host=args.address)
+                            tls_key=args.tls_key, client_ca=args.client_ca, host=args.address,
+                            cpus=parse_cpus(args.cpus) if args.cpus else None)
     process = ExtenderProcess(config, rank=every_node_alike)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):

@@ -3,7 +3,7 @@
 
     NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR" \\
         .venv/bin/python bench/serving_throughput.py [--nodes 100,1000] [--pods 300] \\
-        [--window 60] [--out FILE.json]
+        [--window 60] [--pin-cpus N|none] [--out FILE.json]
 
 For each node count, one sandbox (`builtin:scale-N`, twin off) and, for each scheduler in
 turn, the same stream of pods: the built-in mix's tasks (GPU tasks left out: scale-N nodes
@@ -41,7 +41,10 @@ alone again, last: a phase runs slower the later it comes in a run, so the ratio
 kube-scheduler alone are taken against the mean of its first and last saturated pods/s, and
 `kube_last_over_first` reports the drift; (a''') kube-scheduler scoring every node again,
 last, for the extender's ratios likewise (`score_all_last_over_first`). The dagpilot servers
-run as their own processes, started by the CLI (b': by the script).
+run as their own processes, started by the CLI (b': by the script), each pinned to one CPU
+(`--cpus`, from `--pin-cpus`: by default the host's last CPU; `none` leaves them free, as
+before the ninth measurement), as docs/SERVING.md advises: the GIL's hand-offs between their
+threads then stay on one core.
 """
 
 from __future__ import annotations
@@ -455,7 +458,7 @@ def _listening(port: int) -> Callable[[], bool]:
 
 
 @contextmanager
-def extender_server(layout: Layout, *, protocol_only: bool = False
+def extender_server(layout: Layout, cpus: str | None, *, protocol_only: bool = False
                     ) -> Iterator[dict[str, Any]]:
     """`dagpilot serve extender` (or bench/protocol_extender.py, the same without the policy);
     the shipped extenders entry pointing at it."""
@@ -466,7 +469,7 @@ def extender_server(layout: Layout, *, protocol_only: bool = False
     extender = _started([*program, "--kubeconfig", str(layout.kubeconfig),
                          "--port", str(port), "--tls-cert", str(pki / "serving.crt"),
                          "--tls-key", str(pki / "serving.key"), "--client-ca",
-                         str(pki / "ca.crt"), "--address", "127.0.0.1"],
+                         str(pki / "ca.crt"), "--address", "127.0.0.1", *_pinned(cpus)],
                         layout.logs / f"bench-{'protocol-' if protocol_only else ''}extender.log",
                         _listening(port))
     try:
@@ -477,10 +480,10 @@ def extender_server(layout: Layout, *, protocol_only: bool = False
 
 
 @contextmanager
-def protocol_only_extender(layout: Layout, ports: Ports) -> Iterator[str]:
+def protocol_only_extender(layout: Layout, ports: Ports, cpus: str | None) -> Iterator[str]:
     """kube-scheduler with the shipped extenders entry, calling an extender that answers
     without the policy (bench/protocol_extender.py), both started for one phase."""
-    with extender_server(layout, protocol_only=True) as entry, kube_scheduler(
+    with extender_server(layout, cpus, protocol_only=True) as entry, kube_scheduler(
             layout, ports, PROTOCOL_PROFILE, entry) as profile:
         yield profile
 
@@ -515,7 +518,7 @@ def kube_scheduler(layout: Layout, ports: Ports, profile: str,
 
 
 @contextmanager
-def custom_scheduler(layout: Layout) -> Iterator[str]:
+def custom_scheduler(layout: Layout, cpus: str | None) -> Iterator[str]:
     """`dagpilot serve scheduler` for one phase; its decisions by outcome (model, fallback,
     unschedulable) and fallbacks by reason, read from its /metrics before it stops, go to
     DECISIONS: a fallback decision costs far less CPU than the model's, so the rate and CPU
@@ -524,7 +527,7 @@ def custom_scheduler(layout: Layout) -> Iterator[str]:
     child = _started([DAGPILOT, "serve", "scheduler", "--kubeconfig", str(layout.kubeconfig),
                       "--models", str(REPO / "models"), "--scheduler-name", "dagpilot",
                       "--no-leader-elect", "--metrics-port", str(port),
-                      "--metrics-address", "127.0.0.1"],
+                      "--metrics-address", "127.0.0.1", *_pinned(cpus)],
                      layout.logs / "bench-scheduler.log", lambda: True)
     try:
         with measured("dagpilot", child.pid):
@@ -533,6 +536,11 @@ def custom_scheduler(layout: Layout) -> Iterator[str]:
         DECISIONS.clear()
         DECISIONS.update(decision_counts(port))
         _stop(child)
+
+
+def _pinned(cpus: str | None) -> list[str]:
+    """A dagpilot process's --cpus option (none when not pinned)."""
+    return ["--cpus", cpus] if cpus else []
 
 
 def decision_counts(port: int) -> dict[str, int]:
@@ -559,7 +567,8 @@ def decision_counts(port: int) -> dict[str, int]:
 
 
 def run(nodes: int, count: int, window_s: float, directory: Path,
-        keep_logs: Path | None = None, *, offered_rate: float = 0.0) -> dict[str, Any]:
+        keep_logs: Path | None = None, *, offered_rate: float = 0.0,
+        cpus: str | None = None) -> dict[str, Any]:
     state = launcher.up(f"builtin:scale-{nodes}", directory, twin=False)
     layout = Layout(directory.resolve())
     ports = Ports.of(list(state.ports.values()))
@@ -571,17 +580,17 @@ def run(nodes: int, count: int, window_s: float, directory: Path,
             MEASURED[name] = state.components[name].pid
     try:
         rate = offered_rate  # 0: OFFERED_FRACTION of kube-scheduler alone's saturated rate
-        with extender_server(layout) as entry:
+        with extender_server(layout, cpus) as entry:
             starts: dict[str, tuple[str, Callable[[], AbstractContextManager[str]]]] = {
                 "kube-scheduler": (KUBE_PROFILE, lambda: kube_scheduler(
                     layout, ports, KUBE_PROFILE, None)),
                 SCORE_ALL: (KUBE_PROFILE, lambda: kube_scheduler(
                     layout, ports, KUBE_PROFILE, None, score_all=True)),
                 PROTOCOL_ONLY: (PROTOCOL_PROFILE, lambda: protocol_only_extender(
-                    layout, ports)),
+                    layout, ports, cpus)),
                 EXTENDER: (EXTENDER_PROFILE, lambda: kube_scheduler(
                     layout, ports, EXTENDER_PROFILE, entry)),
-                "dagpilot serve scheduler": ("dagpilot", lambda: custom_scheduler(layout)),
+                "dagpilot serve scheduler": ("dagpilot", lambda: custom_scheduler(layout, cpus)),
                 KUBE_LAST: (KUBE_PROFILE, lambda: kube_scheduler(
                     layout, ports, KUBE_PROFILE, None)),
                 SCORE_ALL_LAST: (KUBE_PROFILE, lambda: kube_scheduler(
@@ -661,6 +670,9 @@ def main() -> None:
     parser.add_argument("--logs", type=Path, help="keep every component's log here")
     parser.add_argument("--profile", type=Path,
                         help="py-spy samples of each dagpilot process (scheduler, extender) here")
+    parser.add_argument("--pin-cpus", default=str(max(os.sched_getaffinity(0))),
+                        help="the dagpilot processes' --cpus (default: the host's last CPU, "
+                             "one CPU as docs/SERVING.md advises); 'none': not pinned")
     parser.add_argument("--only", default="",
                         help="'extender' or 'custom' (comma-separated): measure only these "
                              "beside kube-scheduler alone (a profile, a quick check)")
@@ -670,13 +682,14 @@ def main() -> None:
     if args.profile:
         args.profile.mkdir(parents=True, exist_ok=True)
         PROFILES.append(args.profile)
+    cpus = None if args.pin_cpus == "none" else args.pin_cpus
     report: dict[str, Any] = {"load_average": os.getloadavg(), "cpus": os.cpu_count(),
-                              "runs": []}
+                              "dagpilot_cpus": cpus, "runs": []}
     started = time.monotonic()
     for nodes in (int(n) for n in args.nodes.split(",")):
         with tempfile.TemporaryDirectory(prefix="dagpilot-throughput-") as directory:
             report["runs"].append(run(nodes, args.pods, args.window, Path(directory),
-                                      args.logs, offered_rate=args.rate))
+                                      args.logs, offered_rate=args.rate, cpus=cpus))
     report["wall_s"] = round(time.monotonic() - started, 1)
     report["load_average_after"] = os.getloadavg()
     text = json.dumps(report, indent=2)

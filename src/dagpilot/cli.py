@@ -927,26 +927,30 @@ def serve_extender(
     address: Annotated[str, typer.Option(help="Address to listen on.")] = "0.0.0.0",
     allowed_subject: Annotated[list[str] | None, typer.Option(
         help="Client subject allowed to call /filter and /prioritize, repeatable.")] = None,
+    cpus: Annotated[str | None, typer.Option(help="Pin the process to these CPUs, e.g. "
+                                             "2 or 0-3 (one CPU serves fastest).")] = None,
 ) -> None:
     """A kube-scheduler extender (POST /filter, /prioritize) over mTLS, until SIGTERM or
     Ctrl-C: dagpilot's feasible nodes and scores inside a stock kube-scheduler."""
     import signal  # noqa: PLC0415
     import threading  # noqa: PLC0415
 
-    from dagpilot.serve import extender_process  # noqa: PLC0415
+    from dagpilot.serve import cpu_pinning, extender_process  # noqa: PLC0415
 
     if not 0 <= port < 65536:
         raise SpecError(str(port), "--port takes 0-65535")
     config = extender_process.ExtenderConfig(
         kubeconfig=kubeconfig, port=port, tls_cert=tls_cert, tls_key=tls_key,
         client_ca=client_ca, models=models, host=address,
-        allowed_subjects=tuple(allowed_subject or (extender_process.SCHEDULER_CLIENT,)))
+        allowed_subjects=tuple(allowed_subject or (extender_process.SCHEDULER_CLIENT,)),
+        cpus=cpu_pinning.parse_cpus(cpus) if cpus else None)
     process = extender_process.ExtenderProcess(config)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
     out.print(f"extender on https://{escape(address)}:{process.port} (/filter, /prioritize); "
-              f"{len(process.view.cluster.nodes)} nodes in view", soft_wrap=True)
+              f"{len(process.view.cluster.nodes)} nodes in view"
+              + (f"; CPUs {sorted(process.cpus)}" if process.cpus else ""), soft_wrap=True)
     process.serve(stop)
 
 
@@ -965,7 +969,7 @@ def serve_scheduler(
         help="Bind nothing: journal what dagpilot would choose for the default scheduler's "
              "pods (`dagpilot shadow report`).")] = False,
     cpus: Annotated[str | None, typer.Option(help="Pin the process to these CPUs, e.g. "
-                                             "2,3 or 0-3.")] = None,
+                                             "2 or 0-3 (one CPU serves fastest).")] = None,
     deadline_ms: Annotated[float, typer.Option(
         help="A decision not made by then goes to the kube-default fallback.")] = 100.0,
     metrics_port: Annotated[int, typer.Option(help="Port of /metrics (0: any free one).")]

@@ -1,5 +1,6 @@
-"""The scheduler's commands from the CLI: bad options are one `error:` line and exit 2, never a
-traceback; `place` prints YAML; `shadow report` prints the agreement and the estimate."""
+"""The serving commands from the CLI: bad options of `serve scheduler` and `serve extender` are
+one `error:` line and exit 2, never a traceback; `place` prints YAML; `shadow report` prints
+the agreement and the estimate."""
 
 from __future__ import annotations
 
@@ -49,6 +50,15 @@ def test_bad_scheduler_options_are_one_error_line(run: Run, tmp_path: Path,
                                                   arguments: list[str], message: str) -> None:
     code, output = run("serve", "scheduler", "--kubeconfig", str(tmp_path / "k"), *arguments)
     assert code == 2 and output.startswith("error:") and message in output
+    assert "Traceback" not in output
+
+
+def test_a_bad_extender_cpus_option_is_one_error_line(run: Run, tmp_path: Path) -> None:
+    missing = str(tmp_path / "missing")
+    code, output = run("serve", "extender", "--kubeconfig", missing, "--port", "0",
+                       "--tls-cert", missing, "--tls-key", missing, "--client-ca", missing,
+                       "--cpus", "3-1")
+    assert code == 2 and output.startswith("error:") and "--cpus" in output
     assert "Traceback" not in output
 
 

@@ -1,8 +1,10 @@
-"""The serving process's CPUs: `--cpus 2,3` or `--cpus 0-3`, pinned with sched_setaffinity,
-so the scheduler's latency does not depend on what else runs on the node."""
+"""The serving process's CPUs: `--cpus 3` or `--cpus 0-3`, pinned with sched_setaffinity, so
+the scheduler's latency does not depend on what else runs on the node (one CPU serves
+fastest: docs/SERVING.md, "Give it one CPU")."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from dagpilot.core.errors import SpecError
@@ -22,11 +24,15 @@ def parse_cpus(text: str) -> frozenset[int]:
 
 
 def pin(cpus: frozenset[int]) -> frozenset[int]:
-    """Pins this process (every thread it starts later) to `cpus`; the CPUs it runs on."""
+    """Pins this process to `cpus`: every thread it has (sched_setaffinity moves one thread;
+    those an import started, torch's among them, would keep every CPU) and, through the
+    calling thread's mask, every thread it starts later. The CPUs it runs on."""
     allowed = os.sched_getaffinity(0)
     if not cpus <= allowed:
         raise SpecError(",".join(map(str, sorted(cpus))),
                         f"--cpus: not all of these CPUs are available (allowed: "
                         f"{','.join(map(str, sorted(allowed)))})")
-    os.sched_setaffinity(0, cpus)
+    for thread in os.listdir("/proc/self/task"):
+        with contextlib.suppress(ProcessLookupError):  # it ended meanwhile
+            os.sched_setaffinity(int(thread), cpus)
     return frozenset(os.sched_getaffinity(0))

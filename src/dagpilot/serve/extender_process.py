@@ -2,8 +2,10 @@
 registry's current model, the extender and its HTTPS server, put together and served until
 stopped.
 
-The view and the model are made before anything listens: a kubeconfig that cannot reach or
-be trusted by the API server, or a model that does not load, is an error at start.
+The process first pins itself to `cpus` (every thread it starts inherits the mask: one CPU
+keeps the GIL's hand-offs between its threads on one core, docs/SERVING.md). The view and the
+model are made before anything listens: a kubeconfig that cannot reach or be trusted by the
+API server, or a model that does not load, is an error at start.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dagpilot.serve.cpu_pinning import pin
 from dagpilot.serve.extender import Extender, Rank
 from dagpilot.serve.extender_app import routes
 from dagpilot.serve.https_server import HttpsServer
@@ -40,6 +43,7 @@ class ExtenderConfig:
     host: str = "0.0.0.0"
     allowed_subjects: tuple[str, ...] = (SCHEDULER_CLIENT,)
     start_deadline_s: float = 30.0
+    cpus: frozenset[int] | None = None  # pinned to these before anything starts
 
 
 class ExtenderProcess:
@@ -47,6 +51,7 @@ class ExtenderProcess:
                  rank: Rank | None = None) -> None:
         """`view` (started) and `rank` replace the process's own (tests); the caller then
         closes the view."""
+        self.cpus = pin(config.cpus) if config.cpus is not None else None
         allowed = AllowList.of(config.allowed_subjects)
         context = server_context(config.tls_cert, config.tls_key, config.client_ca)
         self._close: Callable[[], None] = lambda: None

@@ -140,12 +140,13 @@ def webhook_configuration(config: Object, port: int, ca: Path) -> Object:
 
 
 @contextmanager
-def webhook_process(arguments: list[str], log: Path,
-                    deadline_s: float = 60.0) -> Iterator[int]:
-    """`dagpilot serve webhook ARGUMENTS` until the block ends; yields its port."""
+def serve_process(arguments: list[str], log: Path, deadline_s: float = 60.0
+                  ) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """`dagpilot serve ARGUMENTS` until the block ends; yields it and the first line it
+    prints (once serving); it must still run when the block ends."""
     with log.open("w") as errors:
         process = subprocess.Popen(
-            [sys.executable, "-m", "dagpilot.cli", "serve", "webhook", *arguments],
+            [sys.executable, "-m", "dagpilot.cli", "serve", *arguments],
             stdout=subprocess.PIPE, stderr=errors, text=True)
     lines: queue.Queue[str] = queue.Queue()
     assert process.stdout is not None
@@ -156,17 +157,25 @@ def webhook_process(arguments: list[str], log: Path,
         try:
             line = lines.get(timeout=deadline_s)
         except queue.Empty:
-            raise AssertionError(f"the webhook did not start: {log.read_text()[-2000:]}") \
-                from None
-        ready = READY.search(line)
-        assert ready, f"{line!r}; {log.read_text()[-2000:]}"
-        yield int(ready.group(1))
-        assert process.poll() is None, f"the webhook exited: {log.read_text()[-2000:]}"
+            raise AssertionError(f"`serve {arguments[0]}` did not start: "
+                                 f"{log.read_text()[-2000:]}") from None
+        yield process, line
+        assert process.poll() is None, f"it exited: {log.read_text()[-2000:]}"
     finally:
         process.terminate()
         process.wait(timeout=30)
         reader.join(timeout=10)
         process.stdout.close()
+
+
+@contextmanager
+def webhook_process(arguments: list[str], log: Path,
+                    deadline_s: float = 60.0) -> Iterator[int]:
+    """`dagpilot serve webhook ARGUMENTS` until the block ends; yields its port."""
+    with serve_process(["webhook", *arguments], log, deadline_s) as (_, line):
+        ready = READY.search(line)
+        assert ready, f"{line!r}; {log.read_text()[-2000:]}"
+        yield int(ready.group(1))
 
 
 PROBE = {"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow",
