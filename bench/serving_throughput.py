@@ -568,7 +568,7 @@ def decision_counts(port: int) -> dict[str, int]:
 
 def run(nodes: int, count: int, window_s: float, directory: Path,
         keep_logs: Path | None = None, *, offered_rate: float = 0.0,
-        cpus: str | None = None) -> dict[str, Any]:
+        cpus: str | None) -> dict[str, Any]:
     state = launcher.up(f"builtin:scale-{nodes}", directory, twin=False)
     layout = Layout(directory.resolve())
     ports = Ports.of(list(state.ports.values()))

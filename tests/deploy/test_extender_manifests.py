@@ -59,3 +59,5 @@ def test_the_extender_only_reads() -> None:
     assert container["args"][:2] == ["serve", "extender"]
     assert f"--allowed-subject={SCHEDULER_CLIENT}" in container["args"]
     assert set(container["resources"]) == {"requests", "limits"}
+    assert container["resources"]["requests"] == container["resources"]["limits"]  # Guaranteed
+    assert container["resources"]["limits"]["cpu"] == "1"

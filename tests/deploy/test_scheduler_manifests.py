@@ -1,5 +1,5 @@
 """deploy/scheduler as shipped: least-privilege RBAC (exactly what the scheduler calls), the
-Lease Role limited to its one name, a Deployment of two replicas with requests and limits whose
+Lease Role limited to its one name, a Deployment of two replicas, Guaranteed with one CPU, whose
 arguments the CLI takes (tests/live/serve/test_scheduler_rbac.py runs the scheduler on this
 RBAC; test_deploy_dry_run.py passes every object through the API server)."""
 
@@ -51,6 +51,8 @@ def test_the_deployment_has_two_replicas_with_requests_limits_and_valid_argument
     [container] = deployment["spec"]["template"]["spec"]["containers"]
     resources = container["resources"]
     assert set(resources["requests"]) == set(resources["limits"]) == {"cpu", "memory"}
+    assert resources["requests"] == resources["limits"]  # Guaranteed: a CPU of its own
+    assert resources["limits"]["cpu"] == "1"  # (docs/SERVING.md, "Give it one CPU")
     assert deployment["spec"]["template"]["spec"]["serviceAccountName"] == "dagpilot-scheduler"
     assert container["args"][:2] == ["serve", "scheduler"]
     assert "--lease-namespace=dagpilot" in container["args"]

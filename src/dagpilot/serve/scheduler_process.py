@@ -4,13 +4,13 @@
     process.start()            # pin CPUs, load the model, list the cluster, take the Lease
     process.run(stop)          # until stop is set; then process.close()
 
-The order matters for an SRE: the process pins itself to `cpus` first (every thread it starts
-inherits the mask), settles torch on one thread, loads and warms up the model (a missing or
-refused one is logged and the fallback decides until one loads), starts /metrics, then the view
-(its first lists), freezes the start-up heap (the model, the client's modules and the listed
-inventory: a full collection would otherwise walk them all, pauses of about 50 ms while serving
-1,000 nodes, 12 ms frozen, that land in some decision or bind), then the leader election and
-the loop.
+The order matters for an SRE: the process pins itself to `cpus` first (every thread it has, and
+through the mask every thread it starts), settles torch on one thread, loads and warms up the
+model (a missing or refused one is logged and the fallback decides until one loads), starts
+/metrics, then the view (its first lists), freezes the start-up heap (the model, the client's
+modules and the listed inventory: a full collection would otherwise walk them all, pauses of
+about 50 ms while serving 1,000 nodes, 12 ms frozen, that land in some decision or bind), then
+the leader election and the loop.
 """
 
 from __future__ import annotations

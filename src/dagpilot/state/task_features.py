@@ -104,15 +104,15 @@ class TaskInputs:
 
 
 def task_inputs(candidates: Sequence[PodRef], jobs: Mapping[str, JobNow]) -> TaskInputs:
-    """The candidates' jobs and task positions, and their fixed columns gathered."""
+    """The candidates' (at least one) jobs and task positions, and their fixed columns
+    gathered."""
     per_job = [jobs[pod.job.id] for pod in candidates]
     positions = [job.statics.index_of[pod.task.id] for pod, job in zip(
         candidates, per_job, strict=True)]
-    fixed = np.stack([job.table.array[task] for job, task in zip(
-        per_job, positions, strict=True)]) if candidates else np.zeros((0, TASK.dim), np.float32)
+    fixed = np.stack([job.table.array[task] for job, task in zip(per_job, positions, strict=True)])
     # every job fixes the same columns
     return TaskInputs(candidates, per_job, np.array(positions, dtype=np.int64),
-                      FixedColumns(per_job[0].table.names if per_job else frozenset(), fixed))
+                      FixedColumns(per_job[0].table.names, fixed))
 
 
 def moving_columns(inputs: TaskInputs, now_s: float | Floats) -> dict[str, npt.ArrayLike]:
