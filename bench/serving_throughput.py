@@ -3,7 +3,7 @@
 
     NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR" \\
         .venv/bin/python bench/serving_throughput.py [--nodes 100,1000] [--pods 300] \\
-        [--window 60] [--pin-cpus N|none] [--out FILE.json]
+        [--window 60] [--pin-cpus N|none] [--verbs prioritize] [--out FILE.json]
 
 For each node count, one sandbox (`builtin:scale-N`, twin off) and, for each scheduler in
 turn, the same stream of pods: the built-in mix's tasks (GPU tasks left out: scale-N nodes
@@ -31,21 +31,20 @@ for it:
 Schedulers: (a) kube-scheduler alone: a second kube-scheduler of the sandbox's build and
 configuration, for its own profile (the sandbox's default-scheduler is always running, so it
 cannot meet a backlog); (a') the same with percentageOfNodesToScore 100, the extender's
-scheduler without the extender (its ratio is taken against both); (b) a kube-scheduler
-with the shipped extenders entry (deploy/scheduler-extender, percentageOfNodesToScore 100)
-calling `dagpilot serve extender` over mTLS (the extender runs through both phases); (b')
-the same calling bench/protocol_extender.py, the extender's process answering without the
-policy (every node passes and scores alike), started for each phase: the protocol's own
-cost, apart from dagpilot's decision; (c) `dagpilot serve scheduler`; (a'') kube-scheduler
-alone again, last: a phase runs slower the later it comes in a run, so the ratios to
-kube-scheduler alone are taken against the mean of its first and last saturated pods/s, and
-`kube_last_over_first` reports the drift; (a''') kube-scheduler scoring every node again,
-last, for the extender's ratios likewise (`score_all_last_over_first`). The dagpilot servers
-run as their own processes, started by the CLI (b': by the script), each pinned to one CPU
-(`--cpus`, from `--pin-cpus`: by default the host's last CPU; `none` leaves them free, as
-before the ninth measurement), as docs/SERVING.md advises: the GIL's hand-offs between their
-threads then stay on one core.
-"""
+scheduler without the extender (its ratio is taken against both); (b) a kube-scheduler with
+the shipped extenders entry (deploy/scheduler-extender, percentageOfNodesToScore 100;
+`--verbs prioritize`: without its filterVerb) calling `dagpilot serve extender` over mTLS
+(the extender runs through both phases); (b') the same calling bench/protocol_extender.py,
+the extender's process answering without the policy (every node passes and scores alike),
+started for each phase: the protocol's own cost, apart from dagpilot's decision; (c)
+`dagpilot serve scheduler`; (a'') kube-scheduler alone again, last: a phase runs slower the
+later it comes in a run, so the ratios to kube-scheduler alone are taken against the mean of
+its first and last saturated pods/s, and `kube_last_over_first` reports the drift; (a''')
+kube-scheduler scoring every node again, last, for the extender's ratios likewise
+(`score_all_last_over_first`). The dagpilot servers run as their own processes, started by
+the CLI (b': by the script), each pinned to one CPU (`--cpus`, from `--pin-cpus`: by default
+the host's last CPU; `none` leaves them free, as before the ninth measurement), as
+docs/SERVING.md advises: the GIL's hand-offs between their threads then stay on one core."""
 
 from __future__ import annotations
 
@@ -396,11 +395,14 @@ def _delete_bound(api: rest.Endpoint, ns: str, watch: PodWatch, done: threading.
     client.close()
 
 
-def shipped_extender_entry(port: int, pki: Path) -> dict[str, Any]:
-    """The extenders entry of deploy/, pointed at this machine's extender and certificates."""
+def shipped_extender_entry(port: int, pki: Path, verbs: str) -> dict[str, Any]:
+    """The extenders entry of deploy/, pointed at this machine's extender and certificates;
+    `verbs` 'prioritize' leaves the filter verb out (kube-scheduler's own filters alone)."""
     config_map = yaml.safe_load(
         (REPO / "deploy/scheduler-extender/scheduler-config.yaml").read_text())
     [entry] = yaml.safe_load(config_map["data"]["scheduler-config.yaml"])["extenders"]
+    if verbs == "prioritize":
+        del entry["filterVerb"]
     entry["urlPrefix"] = f"https://127.0.0.1:{port}"
     entry["tlsConfig"] = {"certFile": str(pki / "scheduler-to-extender.crt"),
                           "keyFile": str(pki / "scheduler-to-extender.key"),
@@ -458,8 +460,8 @@ def _listening(port: int) -> Callable[[], bool]:
 
 
 @contextmanager
-def extender_server(layout: Layout, cpus: str | None, *, protocol_only: bool = False
-                    ) -> Iterator[dict[str, Any]]:
+def extender_server(layout: Layout, cpus: str | None, verbs: str, *,
+                    protocol_only: bool = False) -> Iterator[dict[str, Any]]:
     """`dagpilot serve extender` (or bench/protocol_extender.py, the same without the policy);
     the shipped extenders entry pointing at it."""
     port = free_ports(1)[0]
@@ -474,16 +476,17 @@ def extender_server(layout: Layout, cpus: str | None, *, protocol_only: bool = F
                         _listening(port))
     try:
         with measured("protocol extender" if protocol_only else "extender", extender.pid):
-            yield shipped_extender_entry(port, pki)  # its CPU counts while it serves
+            yield shipped_extender_entry(port, pki, verbs)  # its CPU counts while it serves
     finally:
         _stop(extender)
 
 
 @contextmanager
-def protocol_only_extender(layout: Layout, ports: Ports, cpus: str | None) -> Iterator[str]:
+def protocol_only_extender(layout: Layout, ports: Ports, cpus: str | None,
+                           verbs: str) -> Iterator[str]:
     """kube-scheduler with the shipped extenders entry, calling an extender that answers
     without the policy (bench/protocol_extender.py), both started for one phase."""
-    with extender_server(layout, cpus, protocol_only=True) as entry, kube_scheduler(
+    with extender_server(layout, cpus, verbs, protocol_only=True) as entry, kube_scheduler(
             layout, ports, PROTOCOL_PROFILE, entry) as profile:
         yield profile
 
@@ -568,7 +571,7 @@ def decision_counts(port: int) -> dict[str, int]:
 
 def run(nodes: int, count: int, window_s: float, directory: Path,
         keep_logs: Path | None = None, *, offered_rate: float = 0.0,
-        cpus: str | None) -> dict[str, Any]:
+        cpus: str | None, verbs: str) -> dict[str, Any]:
     state = launcher.up(f"builtin:scale-{nodes}", directory, twin=False)
     layout = Layout(directory.resolve())
     ports = Ports.of(list(state.ports.values()))
@@ -580,14 +583,14 @@ def run(nodes: int, count: int, window_s: float, directory: Path,
             MEASURED[name] = state.components[name].pid
     try:
         rate = offered_rate  # 0: OFFERED_FRACTION of kube-scheduler alone's saturated rate
-        with extender_server(layout, cpus) as entry:
+        with extender_server(layout, cpus, verbs) as entry:
             starts: dict[str, tuple[str, Callable[[], AbstractContextManager[str]]]] = {
                 "kube-scheduler": (KUBE_PROFILE, lambda: kube_scheduler(
                     layout, ports, KUBE_PROFILE, None)),
                 SCORE_ALL: (KUBE_PROFILE, lambda: kube_scheduler(
                     layout, ports, KUBE_PROFILE, None, score_all=True)),
                 PROTOCOL_ONLY: (PROTOCOL_PROFILE, lambda: protocol_only_extender(
-                    layout, ports, cpus)),
+                    layout, ports, cpus, verbs)),
                 EXTENDER: (EXTENDER_PROFILE, lambda: kube_scheduler(
                     layout, ports, EXTENDER_PROFILE, entry)),
                 "dagpilot serve scheduler": ("dagpilot", lambda: custom_scheduler(layout, cpus)),
@@ -673,6 +676,10 @@ def main() -> None:
     parser.add_argument("--pin-cpus", default=str(max(os.sched_getaffinity(0))),
                         help="the dagpilot processes' --cpus (default: the host's last CPU, "
                              "one CPU as docs/SERVING.md advises); 'none': not pinned")
+    parser.add_argument("--verbs", choices=("filter,prioritize", "prioritize"),
+                        default="filter,prioritize",
+                        help="the extenders entry's verbs: the shipped two, or prioritize "
+                             "alone (the shipped entry without filterVerb: docs/SERVING.md)")
     parser.add_argument("--only", default="",
                         help="'extender' or 'custom' (comma-separated): measure only these "
                              "beside kube-scheduler alone (a profile, a quick check)")
@@ -684,12 +691,13 @@ def main() -> None:
         PROFILES.append(args.profile)
     cpus = None if args.pin_cpus == "none" else args.pin_cpus
     report: dict[str, Any] = {"load_average": os.getloadavg(), "cpus": os.cpu_count(),
-                              "dagpilot_cpus": cpus, "runs": []}
+                              "dagpilot_cpus": cpus, "verbs": args.verbs, "runs": []}
     started = time.monotonic()
     for nodes in (int(n) for n in args.nodes.split(",")):
         with tempfile.TemporaryDirectory(prefix="dagpilot-throughput-") as directory:
             report["runs"].append(run(nodes, args.pods, args.window, Path(directory),
-                                      args.logs, offered_rate=args.rate, cpus=cpus))
+                                      args.logs, offered_rate=args.rate, cpus=cpus,
+                                      verbs=args.verbs))
     report["wall_s"] = round(time.monotonic() - started, 1)
     report["load_average_after"] = os.getloadavg()
     text = json.dumps(report, indent=2)

@@ -17,7 +17,7 @@ from dagpilot.core.types import (
     Toleration,
 )
 from dagpilot.core.view import ClusterView, PodRef
-from dagpilot.decide.decoder import TABLE_ROWS, Decoder
+from dagpilot.decide.decoder import STATUS_TABLE_ROWS, Decoder
 from dagpilot.decide.node_arrays import NodeArrays
 from dagpilot.decide.rejection_table import RejectionTable
 from tests.sim.helpers import gpus, job, node, task
@@ -173,8 +173,8 @@ def test_a_cluster_where_every_filter_and_the_rule_reject_gives_the_same_statuse
              snapshot.with_node("whole", allocated=Resources(1, 0, 1, "A100"),
                                 free_gpus=(1, 2, 3, 4, 5, 6, 7))]
     decoder = Decoder()
-    every = list(range(len(where.nodes))) * 2  # at least TABLE_ROWS rows: the table's path
-    assert len(every) >= TABLE_ROWS
+    every = list(range(len(where.nodes))) * 2  # at least STATUS_TABLE_ROWS rows: the table's path
+    assert len(every) >= STATUS_TABLE_ROWS
     codes: set[Code] = set()
     for view in views:
         for one in tasks:

@@ -2,7 +2,9 @@
 kube-scheduler (profile dagpilot-extender) runs the shipped extenders entry over mTLS with
 percentageOfNodesToScore 100; its pods land on a node dagpilot scored 10 (its best) in at
 least 95 % of decisions, an Argo Workflow through it Succeeds, and with the extender stopped
-pods still get scheduled."""
+pods still get scheduled. The same with the documented prioritize-only entry (docs/SERVING.md:
+the shipped entry without its filterVerb), where kube-scheduler's own filters alone decide
+feasibility and no filter call reaches dagpilot."""
 
 from __future__ import annotations
 
@@ -33,10 +35,12 @@ PROFILE = "dagpilot-extender"
 PODS, AFTER_STOP = 20, 5
 
 
-def shipped_entry(port: int, pki: Path) -> dict[str, Any]:
+def shipped_entry(port: int, pki: Path, verbs: str) -> dict[str, Any]:
     config = yaml.safe_load(named(render(), "ConfigMap", "dagpilot-scheduler-extender-config")
                             ["data"]["scheduler-config.yaml"])
     [entry] = config["extenders"]
+    if verbs == "prioritize":
+        del entry["filterVerb"]
     entry["urlPrefix"] = f"https://127.0.0.1:{port}"
     entry["tlsConfig"] = {"certFile": str(pki / "scheduler-to-extender.crt"),
                           "keyFile": str(pki / "scheduler-to-extender.key"),
@@ -57,8 +61,9 @@ def bound(api: rest.Endpoint, namespace: str, names: list[str]) -> dict[str, str
     return nodes if all(nodes.get(name) for name in names) else None  # type: ignore[return-value]
 
 
+@pytest.mark.parametrize("verbs", ["filter,prioritize", "prioritize"])
 def test_pods_land_on_dagpilots_best_node_and_schedule_without_it(sandbox: SandboxState,
-                                                                  tmp_path: Path) -> None:
+                                                                  verbs: str) -> None:
     api = kube.admin(sandbox)
     layout = Layout(Path(sandbox.kubeconfig).parent)
     pki = layout.pki
@@ -77,7 +82,7 @@ def test_pods_land_on_dagpilots_best_node_and_schedule_without_it(sandbox: Sandb
         thread.start()
         component = components.kube_scheduler(
             layout, build.bin_dir(), Ports.of(list(sandbox.ports.values())),
-            extenders=[shipped_entry(served.port, pki)], profile=PROFILE,
+            extenders=[shipped_entry(served.port, pki, verbs)], profile=PROFILE,
             name="kube-scheduler-extender", port=free_ports(1)[0],
             extra={"percentageOfNodesToScore": 100})
         scheduler = process.start(component, layout.logs)
@@ -94,6 +99,8 @@ def test_pods_land_on_dagpilots_best_node_and_schedule_without_it(sandbox: Sandb
             on_best = [name for name in names
                        if placed[name] in answers[f"{namespace}/{name}"].best()]
             assert len(on_best) >= 0.95 * PODS, (placed, answers)
+            filtered = served.extender.calls["filter"]
+            assert (filtered >= PODS) if verbs == "filter,prioritize" else (filtered == 0)
             # A Workflow through the same scheduler: Argo's pods ranked by the extender, run
             # by the twin, the Workflow Succeeds.
             rest.create(api, kube.WORKFLOWS.format(ns=namespace), workflow_manifest(
