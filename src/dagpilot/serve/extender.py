@@ -110,19 +110,23 @@ class Extender:
 
     def prioritize(self, body: bytes) -> dict[str, int]:
         """The HostPriorityList for a prioritize call's body, as {Host: Score} in the
-        request's order (extender_wire.priority_json writes it): 0 for a node that is not
-        feasible (or unknown); InvalidInput when the body is bad."""
+        request's order (extender_wire.priority_json writes it), of the nodes that score
+        above 0; InvalidInput when the body is bad.
+
+        A node left out is one that is not feasible, unknown, or scored 0: kube-scheduler adds
+        nothing for a node missing from the list, exactly as for a 0 (prioritizeNodes in
+        k8s.io/kubernetes pkg/scheduler/schedule_one.go), and at 1,000 nodes most nodes
+        score 0, so the list both sides write and read is a fraction of the nodes."""
         args = parse_args(body, "prioritize")
         with self._lock:
             ranking, key = self._ranking(args, "prioritize")
             probability = dict(zip(ranking.feasible, ranking.scores, strict=True))
-            requested = _requested(args)
-            readable = [name for name, unreadable in requested if unreadable is None]
-            scores = dict(zip(readable, integer_score_array(np.fromiter(
+            readable = [name for name, unreadable in _requested(args) if unreadable is None]
+            integers = integer_score_array(np.fromiter(
                 (probability.get(name, 0.0) for name in readable), dtype=np.float64,
-                count=len(readable))).tolist(), strict=True))
-            if len(readable) < len(requested):
-                scores = {name: scores.get(name, 0) for name, _ in requested}
+                count=len(readable))).tolist()
+            scores = {name: score for name, score in zip(readable, integers, strict=True)
+                      if score}
             self.calls["prioritize"] += 1
             self.answers.append(Answer("prioritize", key, scores=tuple(scores.items())))
         return scores

@@ -39,7 +39,8 @@ ENDPOINTS = (
                     "FailedAndUnresolvableNodes, Error"), *_REFUSED)),
     Endpoint("POST", PRIORITIZE_PATH, "kube-scheduler extender prioritize verb",
              "ExtenderArgs: Pod, and Nodes or NodeNames",
-             ((200, "HostPriorityList: [{Host, Score}], scores 0-10"), *_REFUSED)),
+             ((200, "HostPriorityList: [{Host, Score}], scores 1-10; a node left out "
+                    "scores 0"), *_REFUSED)),
     Endpoint("GET", HEALTH_PATH, "Liveness, the node count and the call counts", "",
              ((200, '{"ok": true, "nodes": N, "calls": {kind: count}}'),)),
 )
