@@ -2,7 +2,7 @@
 
     NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR" nice -n 5 \\
         .venv/bin/python bench/physics_headroom.py [--seeds 10] [--horizon-h 3] \\
-        [--schedulers kube-default,tetris,physics-rules,dagpilot] [--out bench/out/physics_headroom]
+        [--schedulers a,b,c] [--out bench/out/physics_headroom]
 
 The runs of the "DRL policy against every baseline" physics-on case (built-in mix,
 builtin:default, Poisson load 0.8, paired seeds 0..N-1) in the Python simulator, under three
@@ -45,6 +45,8 @@ from dagpilot.sim import physics
 from dagpilot.workloads.arrivals import ArrivalSpec
 
 NAIVE = "kube-default"
+SCHEDULERS = ("kube-default,fifo,random,sjf-cp,heft,tetris,cws-rank-min-rr,load-aware,"
+              "physics-rules,dagpilot")  # "The DRL policy against every baseline"'s ten
 EFFECTS = ("memory_bandwidth", "storage_io", "network", "gpu_pcie", "memory", "faults")
 ALL_ON, UNAVOIDABLE, ALL_OFF = "all on", "unavoidable only", "all off"
 TARGET = 0.80  # issue 13: average JCT <= 0.80 x kube-default's, physics on
@@ -69,7 +71,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--horizon-h", type=float, default=3.0)
-    parser.add_argument("--schedulers", default="kube-default,tetris,physics-rules,dagpilot")
+    parser.add_argument("--schedulers", default=SCHEDULERS)
     parser.add_argument("--out", type=Path, default=Path("bench/out/physics_headroom"))
     args = parser.parse_args()
     schedulers = tuple(args.schedulers.split(","))
