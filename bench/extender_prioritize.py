@@ -5,11 +5,12 @@ run.
 
 Both servers are the extender's own HTTPS server and routes on one keep-alive connection,
 sent the same ExtenderArgs (nodeCacheCapable: every node's name, as kube-scheduler sends them
-with percentageOfNodesToScore 100). The baseline answers with the same parsing and a zero
-score per node, without the policy: transport and protocol alone. Printed: p50 and p99 of
-each and their ratio, and the dagpilot call's p99 against the shipped httpTimeout (1 s).
-The view is a snapshot of builtin:scale-N with no pods (the state of the policy's inputs does
-not change its cost).
+with percentageOfNodesToScore 100). The baseline answers with the same parsing and the same
+score for every node (so every node is written back, as bench/protocol_extender.py does),
+without the policy: transport and protocol alone. Printed: p50 and p99 of each and their
+ratio, and the dagpilot call's p99 against the shipped httpTimeout (1 s). The view is a
+snapshot of builtin:scale-N with no pods (the state of the policy's inputs does not change its
+cost).
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def main() -> None:
 
     def nothing(_: object, pod: object) -> Ranking:
         return Ranking(pod, tuple(n.name for n in cluster.nodes),  # type: ignore[arg-type]
-                       (0.0,) * len(cluster.nodes), ())
+                       (1.0 / len(cluster.nodes),) * len(cluster.nodes), ())
     rankers: dict[str, Callable[..., Ranking]] = {"baseline": nothing, "dagpilot": agent.rank}
     body = by_names([node.name for node in cluster.nodes])
     with tempfile.TemporaryDirectory() as folder:
