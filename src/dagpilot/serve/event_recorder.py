@@ -3,7 +3,10 @@
 A Scheduled or FailedScheduling Event is a note for people, not part of the placement:
 kube-scheduler's event broadcaster is asynchronous too and drops what its queue cannot hold
 (1,000 events). `record` never blocks: it queues the Event, or counts it in `dropped` (and
-calls `on_drop`) when the queue is full. `close` posts what is queued, within `drain_s`.
+calls `on_drop`) when the queue is full. A post the API server could not take for a passing
+reason (no answer, 429, 5xx) is tried again after `backoff_s` (client-go's broadcaster, which
+kube-scheduler uses, tries an Event 12 times); any other refusal gives it up at once. `close`
+posts what is queued, within `drain_s`, without waiting between tries.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ log = logging.getLogger(__name__)
 
 CAPACITY = 1000  # kube-scheduler's maxQueuedEvents
 COMPONENT = "dagpilot"
+BACKOFF_S = (0.5, 2.0)  # the waits before the second and third try of a post
+TOO_MANY_REQUESTS = 429
 
 
 class EventApi(Protocol):
@@ -41,12 +46,16 @@ class PodEvent:
 
 class EventRecorder:
     def __init__(self, api: EventApi, *, scheduler_name: str = COMPONENT,
-                 capacity: int = CAPACITY, on_drop: Callable[[], None] | None = None) -> None:
+                 capacity: int = CAPACITY, on_drop: Callable[[], None] | None = None,
+                 backoff_s: tuple[float, ...] = BACKOFF_S) -> None:
         self.api = api
         self.scheduler_name = scheduler_name
         self.dropped = 0  # Events the full queue refused
         self.posted = 0  # Events the API server accepted
+        self.given_up = 0  # Events the API server refused, or did not take after every try
         self._on_drop = on_drop
+        self._backoff_s = backoff_s
+        self._closing = threading.Event()
         self._queue: queue.Queue[PodEvent | None] = queue.Queue(maxsize=capacity)
         self._thread = threading.Thread(target=self._post_all, name="dagpilot-events",
                                         daemon=True)
@@ -63,6 +72,7 @@ class EventRecorder:
 
     def close(self, drain_s: float = 10.0) -> None:
         """Posts what is queued (at most `drain_s`), then stops the thread."""
+        self._closing.set()
         deadline = time.monotonic() + drain_s
         while True:  # the stop marker needs a free slot: wait for one, within the deadline
             try:
@@ -83,15 +93,26 @@ class EventRecorder:
 
     def _post_all(self) -> None:
         while (event := self._queue.get()) is not None:
+            self._post(event)
+
+    def _post(self, event: PodEvent) -> None:
+        """One Event, tried again after each wait of `backoff_s` while the failure passes."""
+        for wait_s in (*self._backoff_s, None):
             try:
                 self.api.create_event(event.namespace, self._body(event))
                 self.posted += 1
+                return
             except KubeApiError as error:
-                log.info("pod %s/%s: no %s Event: %s", event.namespace, event.name,
-                         event.reason, error.message)
+                if wait_s is None or not _passing(error):
+                    log.info("pod %s/%s: no %s Event: %s", event.namespace, event.name,
+                             event.reason, error.message)
+                    break
+                self._closing.wait(wait_s)  # closing: the queue drains without waiting
             except Exception:  # the thread must outlive one bad post
                 log.exception("pod %s/%s: no %s Event", event.namespace, event.name,
                               event.reason)
+                break
+        self.given_up += 1
 
     def _body(self, event: PodEvent) -> dict[str, Any]:
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -106,3 +127,8 @@ class EventRecorder:
                 "message": event.message, "source": {"component": self.scheduler_name},
                 "reportingComponent": self.scheduler_name, "reportingInstance": COMPONENT,
                 "firstTimestamp": now, "lastTimestamp": now, "count": 1}
+
+
+def _passing(error: KubeApiError) -> bool:
+    """A failure that may pass: no answer, too many requests, or a server error."""
+    return error.status is None or error.status == TOO_MANY_REQUESTS or error.status >= 500
