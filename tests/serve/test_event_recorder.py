@@ -79,9 +79,11 @@ def test_a_failure_that_may_pass_is_tried_again() -> None:
 
 
 def test_an_event_is_given_up_after_three_tries_or_at_once_when_refused() -> None:
-    api = FailingApi(500, 502, 504)
-    recorder = _posted(api)
-    assert (api.calls, recorder.posted, recorder.given_up) == (3, 0, 1)
+    api, given_up = FailingApi(500, 502, 504), []
+    recorder = EventRecorder(api, backoff_s=(0.0, 0.0), on_give_up=lambda: given_up.append(1))
+    recorder.record(_event(0))
+    recorder.close()
+    assert (api.calls, recorder.posted, recorder.given_up, len(given_up)) == (3, 0, 1, 1)
     api = FailingApi(422)  # the API server refused this Event: trying again cannot help
     recorder = _posted(api)
     assert (api.calls, recorder.posted, recorder.given_up) == (1, 0, 1)

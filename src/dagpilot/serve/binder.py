@@ -70,12 +70,13 @@ class Binder:
     def __init__(self, api: KubeApi, *, workers: int = BIND_WORKERS,
                  scheduler_name: str = COMPONENT,
                  wakeup: threading.Event | None = None,
-                 on_event_dropped: Callable[[], None] | None = None) -> None:
+                 on_event_dropped: Callable[[], None] | None = None,
+                 on_event_given_up: Callable[[], None] | None = None) -> None:
         self.api = api
         self.scheduler_name = scheduler_name
         self.requests = 0  # binding POSTs sent (what the two-replica test counts)
         self.events = EventRecorder(api, scheduler_name=scheduler_name,
-                                    on_drop=on_event_dropped)
+                                    on_drop=on_event_dropped, on_give_up=on_event_given_up)
         self._wakeup = wakeup  # set when a result is in: the loop collects it
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dagpilot-bind")
         self._done: queue.SimpleQueue[BindResult] = queue.SimpleQueue()

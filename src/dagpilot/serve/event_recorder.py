@@ -47,6 +47,7 @@ class PodEvent:
 class EventRecorder:
     def __init__(self, api: EventApi, *, scheduler_name: str = COMPONENT,
                  capacity: int = CAPACITY, on_drop: Callable[[], None] | None = None,
+                 on_give_up: Callable[[], None] | None = None,
                  backoff_s: tuple[float, ...] = BACKOFF_S) -> None:
         self.api = api
         self.scheduler_name = scheduler_name
@@ -54,6 +55,7 @@ class EventRecorder:
         self.posted = 0  # Events the API server accepted
         self.given_up = 0  # Events the API server refused, or did not take after every try
         self._on_drop = on_drop
+        self._on_give_up = on_give_up
         self._backoff_s = backoff_s
         self._closing = threading.Event()
         self._queue: queue.Queue[PodEvent | None] = queue.Queue(maxsize=capacity)
@@ -113,6 +115,8 @@ class EventRecorder:
                               event.reason)
                 break
         self.given_up += 1
+        if self._on_give_up is not None:
+            self._on_give_up()
 
     def _body(self, event: PodEvent) -> dict[str, Any]:
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -128,7 +128,8 @@ class SchedulerProcess:
                 self.leader = LeaderElector(view.api, lease)
             self.binder = Binder(view.api, scheduler_name=config.scheduler_name,
                                  wakeup=view.wakeup,
-                                 on_event_dropped=self.metrics.events_dropped.inc)
+                                 on_event_dropped=self.metrics.events_dropped.inc,
+                                 on_event_given_up=self.metrics.events_given_up.inc)
             self.loop = SchedulerLoop(view, decider, self.binder, leader=self.leader,
                                       metrics=self.metrics, journal=self.journal,
                                       config=LoopConfig())

@@ -5,6 +5,8 @@
 - dagpilot_scheduler_binds_total{result}: bound, gone, conflict, refused, retry
 - dagpilot_scheduler_decision_seconds, dagpilot_scheduler_bind_seconds: histograms
 - dagpilot_scheduler_events_dropped_total: Events the full event queue refused
+- dagpilot_scheduler_events_given_up_total: Events the API server refused, or did not take in
+  three tries
 - dagpilot_scheduler_queue_depth: pods waiting for a decision (pending, held back included)
 - dagpilot_scheduler_unschedulable_pods: pods held back until the cluster changes
 - dagpilot_scheduler_model_info{version}: 1 for the version in service
@@ -54,6 +56,9 @@ class SchedulerMetrics:
         self.events_dropped = Counter(prefix + "events_dropped",
                                       "Events the full event queue refused",
                                       registry=self.registry)
+        self.events_given_up = Counter(prefix + "events_given_up",
+                                       "Events the API server refused, or did not take in "
+                                       "three tries", registry=self.registry)
         self.decision_seconds = Histogram(prefix + "decision_seconds",
                                           "Time to decide one placement",
                                           buckets=DECISION_BUCKETS, registry=self.registry)
