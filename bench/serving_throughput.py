@@ -68,7 +68,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from dagpilot.live.pod_manifest import pod_manifest
 from dagpilot.live.task_annotations import RUNTIME
@@ -77,6 +76,9 @@ from dagpilot.sandbox.components import Ports
 from dagpilot.sandbox.errors import SandboxError
 from dagpilot.sandbox.layout import Layout, free_ports
 from dagpilot.workloads import load
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the live tests' setup
+from tests.live.serve.setup import extender_entry
 
 REPO = Path(__file__).resolve().parent.parent
 DAGPILOT = str(Path(sys.executable).parent / "dagpilot")
@@ -395,21 +397,6 @@ def _delete_bound(api: rest.Endpoint, ns: str, watch: PodWatch, done: threading.
     client.close()
 
 
-def shipped_extender_entry(port: int, pki: Path, verbs: str) -> dict[str, Any]:
-    """The extenders entry of deploy/, pointed at this machine's extender and certificates;
-    `verbs` 'prioritize' leaves the filter verb out (kube-scheduler's own filters alone)."""
-    config_map = yaml.safe_load(
-        (REPO / "deploy/scheduler-extender/scheduler-config.yaml").read_text())
-    [entry] = yaml.safe_load(config_map["data"]["scheduler-config.yaml"])["extenders"]
-    if verbs == "prioritize":
-        del entry["filterVerb"]
-    entry["urlPrefix"] = f"https://127.0.0.1:{port}"
-    entry["tlsConfig"] = {"certFile": str(pki / "scheduler-to-extender.crt"),
-                          "keyFile": str(pki / "scheduler-to-extender.key"),
-                          "caFile": str(pki / "ca.crt")}
-    return dict(entry)
-
-
 def _started(command: list[str], log: Path, ready: Callable[[], bool]) -> subprocess.Popen[bytes]:
     with log.open("ab") as out:
         child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=REPO)
@@ -460,7 +447,7 @@ def _listening(port: int) -> Callable[[], bool]:
 
 
 @contextmanager
-def extender_server(layout: Layout, cpus: str | None, verbs: str, *,
+def extender_server(layout: Layout, cpus: str | None, filter_verb: bool, *,
                     protocol_only: bool = False) -> Iterator[dict[str, Any]]:
     """`dagpilot serve extender` (or bench/protocol_extender.py, the same without the policy);
     the shipped extenders entry pointing at it."""
@@ -476,17 +463,18 @@ def extender_server(layout: Layout, cpus: str | None, verbs: str, *,
                         _listening(port))
     try:
         with measured("protocol extender" if protocol_only else "extender", extender.pid):
-            yield shipped_extender_entry(port, pki, verbs)  # its CPU counts while it serves
+            # its CPU counts while it serves
+            yield extender_entry(port, pki, filter_verb=filter_verb)
     finally:
         _stop(extender)
 
 
 @contextmanager
 def protocol_only_extender(layout: Layout, ports: Ports, cpus: str | None,
-                           verbs: str) -> Iterator[str]:
+                           filter_verb: bool) -> Iterator[str]:
     """kube-scheduler with the shipped extenders entry, calling an extender that answers
     without the policy (bench/protocol_extender.py), both started for one phase."""
-    with extender_server(layout, cpus, verbs, protocol_only=True) as entry, kube_scheduler(
+    with extender_server(layout, cpus, filter_verb, protocol_only=True) as entry, kube_scheduler(
             layout, ports, PROTOCOL_PROFILE, entry) as profile:
         yield profile
 
@@ -571,7 +559,7 @@ def decision_counts(port: int) -> dict[str, int]:
 
 def run(nodes: int, count: int, window_s: float, directory: Path,
         keep_logs: Path | None = None, *, offered_rate: float = 0.0,
-        cpus: str | None, verbs: str) -> dict[str, Any]:
+        cpus: str | None, filter_verb: bool) -> dict[str, Any]:
     state = launcher.up(f"builtin:scale-{nodes}", directory, twin=False)
     layout = Layout(directory.resolve())
     ports = Ports.of(list(state.ports.values()))
@@ -583,14 +571,14 @@ def run(nodes: int, count: int, window_s: float, directory: Path,
             MEASURED[name] = state.components[name].pid
     try:
         rate = offered_rate  # 0: OFFERED_FRACTION of kube-scheduler alone's saturated rate
-        with extender_server(layout, cpus, verbs) as entry:
+        with extender_server(layout, cpus, filter_verb) as entry:
             starts: dict[str, tuple[str, Callable[[], AbstractContextManager[str]]]] = {
                 "kube-scheduler": (KUBE_PROFILE, lambda: kube_scheduler(
                     layout, ports, KUBE_PROFILE, None)),
                 SCORE_ALL: (KUBE_PROFILE, lambda: kube_scheduler(
                     layout, ports, KUBE_PROFILE, None, score_all=True)),
                 PROTOCOL_ONLY: (PROTOCOL_PROFILE, lambda: protocol_only_extender(
-                    layout, ports, cpus, verbs)),
+                    layout, ports, cpus, filter_verb)),
                 EXTENDER: (EXTENDER_PROFILE, lambda: kube_scheduler(
                     layout, ports, EXTENDER_PROFILE, entry)),
                 "dagpilot serve scheduler": ("dagpilot", lambda: custom_scheduler(layout, cpus)),
@@ -697,7 +685,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="dagpilot-throughput-") as directory:
             report["runs"].append(run(nodes, args.pods, args.window, Path(directory),
                                       args.logs, offered_rate=args.rate, cpus=cpus,
-                                      verbs=args.verbs))
+                                      filter_verb=args.verbs != "prioritize"))
     report["wall_s"] = round(time.monotonic() - started, 1)
     report["load_average_after"] = os.getloadavg()
     text = json.dumps(report, indent=2)

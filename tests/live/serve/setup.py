@@ -27,7 +27,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from dagpilot.sandbox import rest
-from tests.deploy.manifests import DEPLOY, Object, collection, in_namespace, render
+from tests.deploy.manifests import DEPLOY, Object, collection, in_namespace, named, render
 from tests.live.kube import WORKFLOWS, wait_for
 
 READY = re.compile(r"webhook on https://[^:]+:(\d+) ")
@@ -129,6 +129,22 @@ def with_updaters(policy: Object, *identities: str) -> Object:
             variable["expression"] = json.dumps([*names, *identities]).replace('"', "'")
             return policy
     raise AssertionError("the shipped policy has no `updaters` variable")
+
+
+def extender_entry(port: int, pki: Path, *, filter_verb: bool = True) -> Object:
+    """The shipped extenders entry (deploy/scheduler-extender) pointed at an extender on
+    loopback and the sandbox's certificates; without `filter_verb`, the prioritize-only entry
+    of docs/SERVING.md (the shipped one without its filterVerb)."""
+    config = yaml.safe_load(named(render(), "ConfigMap", "dagpilot-scheduler-extender-config")
+                            ["data"]["scheduler-config.yaml"])
+    [entry] = config["extenders"]
+    if not filter_verb:
+        del entry["filterVerb"]
+    entry["urlPrefix"] = f"https://127.0.0.1:{port}"
+    entry["tlsConfig"] = {"certFile": str(pki / "scheduler-to-extender.crt"),
+                          "keyFile": str(pki / "scheduler-to-extender.key"),
+                          "caFile": str(pki / "ca.crt")}
+    return dict(entry)
 
 
 def webhook_configuration(config: Object, port: int, ca: Path) -> Object:

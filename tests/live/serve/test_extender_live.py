@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from dagpilot.agent import load_scheduler
 from dagpilot.core.config import PhysicsParameters
@@ -26,26 +25,13 @@ from dagpilot.sandbox.state import SandboxState
 from dagpilot.serve.extender_process import ExtenderConfig, ExtenderProcess
 from dagpilot.sim import physics
 from tests.conftest import REPO
-from tests.deploy.manifests import named, render
 from tests.live import kube
 from tests.live.serve.scheduler_env import diamond, finished
+from tests.live.serve.setup import extender_entry
 
 pytestmark = pytest.mark.live
 PROFILE = "dagpilot-extender"
 PODS, AFTER_STOP = 20, 5
-
-
-def shipped_entry(port: int, pki: Path, verbs: str) -> dict[str, Any]:
-    config = yaml.safe_load(named(render(), "ConfigMap", "dagpilot-scheduler-extender-config")
-                            ["data"]["scheduler-config.yaml"])
-    [entry] = config["extenders"]
-    if verbs == "prioritize":
-        del entry["filterVerb"]
-    entry["urlPrefix"] = f"https://127.0.0.1:{port}"
-    entry["tlsConfig"] = {"certFile": str(pki / "scheduler-to-extender.crt"),
-                          "keyFile": str(pki / "scheduler-to-extender.key"),
-                          "caFile": str(pki / "ca.crt")}
-    return dict(entry)
 
 
 def pod(name: str, cpu: str) -> dict[str, Any]:
@@ -61,9 +47,9 @@ def bound(api: rest.Endpoint, namespace: str, names: list[str]) -> dict[str, str
     return nodes if all(nodes.get(name) for name in names) else None  # type: ignore[return-value]
 
 
-@pytest.mark.parametrize("verbs", ["filter,prioritize", "prioritize"])
+@pytest.mark.parametrize("filter_verb", [True, False], ids=["filter,prioritize", "prioritize"])
 def test_pods_land_on_dagpilots_best_node_and_schedule_without_it(sandbox: SandboxState,
-                                                                  verbs: str) -> None:
+                                                                  filter_verb: bool) -> None:
     api = kube.admin(sandbox)
     layout = Layout(Path(sandbox.kubeconfig).parent)
     pki = layout.pki
@@ -82,7 +68,8 @@ def test_pods_land_on_dagpilots_best_node_and_schedule_without_it(sandbox: Sandb
         thread.start()
         component = components.kube_scheduler(
             layout, build.bin_dir(), Ports.of(list(sandbox.ports.values())),
-            extenders=[shipped_entry(served.port, pki, verbs)], profile=PROFILE,
+            extenders=[extender_entry(served.port, pki, filter_verb=filter_verb)],
+            profile=PROFILE,
             name="kube-scheduler-extender", port=free_ports(1)[0],
             extra={"percentageOfNodesToScore": 100})
         scheduler = process.start(component, layout.logs)
@@ -100,7 +87,7 @@ def test_pods_land_on_dagpilots_best_node_and_schedule_without_it(sandbox: Sandb
                        if placed[name] in answers[f"{namespace}/{name}"].best()]
             assert len(on_best) >= 0.95 * PODS, (placed, answers)
             filtered = served.extender.calls["filter"]
-            assert (filtered >= PODS) if verbs == "filter,prioritize" else (filtered == 0)
+            assert (filtered >= PODS) if filter_verb else (filtered == 0)
             # A Workflow through the same scheduler: Argo's pods ranked by the extender, run
             # by the twin, the Workflow Succeeds.
             rest.create(api, kube.WORKFLOWS.format(ns=namespace), workflow_manifest(
