@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dagpilot.core.errors import DagpilotError
 
+TOO_MANY_REQUESTS = 429
+
 
 class KubeApiError(DagpilotError):
     """The API server could not be reached, trusted or asked (names the server and why)."""
@@ -13,6 +15,13 @@ class KubeApiError(DagpilotError):
         self.message = message
         self.status = status  # the HTTP status when the server answered, else None
         super().__init__(f"kube-apiserver {server}: {message}")
+
+    @property
+    def refused(self) -> bool:
+        """The server answered 4xx (429 aside): the same request would be refused again. Any
+        other failure (no answer, 429, 5xx) may pass."""
+        status = self.status
+        return status is not None and 400 <= status < 500 and status != TOO_MANY_REQUESTS
 
 
 class PrometheusError(DagpilotError):

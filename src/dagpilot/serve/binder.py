@@ -61,7 +61,7 @@ def classify(error: KubeApiError) -> str:
         return GONE
     if error.status == 409:
         return CONFLICT
-    if error.status is not None and 400 <= error.status < 500 and error.status != 429:
+    if error.refused:
         return REFUSED
     return RETRY
 

@@ -4,9 +4,9 @@ A Scheduled or FailedScheduling Event is a note for people, not part of the plac
 kube-scheduler's event broadcaster is asynchronous too and drops what its queue cannot hold
 (1,000 events). `record` never blocks: it queues the Event, or counts it in `dropped` (and
 calls `on_drop`) when the queue is full. A post the API server could not take for a passing
-reason (no answer, 429, 5xx) is tried again after `backoff_s` (client-go's broadcaster, which
-kube-scheduler uses, tries an Event 12 times); any other refusal gives it up at once. `close`
-posts what is queued, within `drain_s`, without waiting between tries.
+reason (no answer, 429, 5xx: not `KubeApiError.refused`) is tried again after `backoff_s`
+(client-go's broadcaster, which kube-scheduler uses, tries an Event 12 times); a refusal gives
+it up at once. `close` posts what is queued, within `drain_s`, without waiting between tries.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ log = logging.getLogger(__name__)
 CAPACITY = 1000  # kube-scheduler's maxQueuedEvents
 COMPONENT = "dagpilot"
 BACKOFF_S = (0.5, 2.0)  # the waits before the second and third try of a post
-TOO_MANY_REQUESTS = 429
 
 
 class EventApi(Protocol):
@@ -105,7 +104,7 @@ class EventRecorder:
                 self.posted += 1
                 return
             except KubeApiError as error:
-                if wait_s is None or not _passing(error):
+                if wait_s is None or error.refused:
                     log.info("pod %s/%s: no %s Event: %s", event.namespace, event.name,
                              event.reason, error.message)
                     break
@@ -131,8 +130,3 @@ class EventRecorder:
                 "message": event.message, "source": {"component": self.scheduler_name},
                 "reportingComponent": self.scheduler_name, "reportingInstance": COMPONENT,
                 "firstTimestamp": now, "lastTimestamp": now, "count": 1}
-
-
-def _passing(error: KubeApiError) -> bool:
-    """A failure that may pass: no answer, too many requests, or a server error."""
-    return error.status is None or error.status == TOO_MANY_REQUESTS or error.status >= 500
