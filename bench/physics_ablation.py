@@ -28,6 +28,7 @@ import dataclasses
 import json
 import sys
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,43 @@ def cases() -> dict[str, PhysicsSwitches]:
     return found
 
 
+def mix_config(schedulers: tuple[str, ...], seeds: int, horizon_h: float,
+               out: Path) -> BenchConfig:
+    """The runs the physics scripts share: `dagpilot bench --workload builtin:mix --cluster
+    builtin:default --arrival poisson --load 0.8 --horizon <h>`, paired seeds 0..N-1."""
+    return BenchConfig(workloads=("builtin:mix",), cluster="builtin:default",
+                       schedulers=schedulers, seeds=tuple(range(seeds)), out_dir=out,
+                       arrival=ArrivalSpec("poisson", 0.8), horizon_s=horizon_h * 3600.0,
+                       plots=False)
+
+
+def run_cases(config: BenchConfig, switches: Mapping[str, PhysicsSwitches],
+              before: Callable[[str], None] = lambda case: None) -> dict[str, float]:
+    """Each run's average JCT by "seed|case|scheduler", seed-major (a cut-short run still has
+    every case for its seeds), kept in OUT/runs.json after every run: a rerun skips the runs
+    already there, so an interrupted one resumes. `before(case)` is called before each run."""
+    config.out_dir.mkdir(parents=True, exist_ok=True)
+    runs_path = config.out_dir / "runs.json"
+    runs: dict[str, float] = json.loads(runs_path.read_text()) if runs_path.exists() else {}
+    settings, registry = Settings(), scheduler_registry()
+    prepared = prepare(config, settings, registry)
+    contexts = {case: RunContext(prepared.cluster, sim_settings(
+        dataclasses.replace(settings.sim, physics=case_switches), config, prepared.jobs), ())
+        for case, case_switches in switches.items()}
+    for task in plan(config, prepared):
+        for case, context in contexts.items():
+            key = f"{task.seed}|{case}|{task.scheduler}"
+            if key in runs:
+                continue
+            before(case)
+            started = time.perf_counter()
+            runs[key] = execute(task, context, registry[task.scheduler]()).metrics.avg_jct_s
+            runs_path.write_text(json.dumps(runs, indent=1))
+            print(f"{key}: avg JCT {runs[key] / 3600:.3f} h "
+                  f"({time.perf_counter() - started:.0f} s)", flush=True)
+    return runs
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10)
@@ -61,31 +99,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("bench/out/physics_ablation"))
     args = parser.parse_args()
     schedulers = tuple(args.schedulers.split(","))
-    args.out.mkdir(parents=True, exist_ok=True)
-    runs_path = args.out / "runs.json"
-    runs: dict[str, float] = json.loads(runs_path.read_text()) if runs_path.exists() else {}
-    settings = Settings()
-    registry = scheduler_registry()
-    config = BenchConfig(workloads=("builtin:mix",), cluster="builtin:default",
-                         schedulers=schedulers, seeds=tuple(range(args.seeds)),
-                         out_dir=args.out, arrival=ArrivalSpec("poisson", 0.8),
-                         horizon_s=args.horizon_h * 3600.0, plots=False)
-    prepared = prepare(config, settings, registry)
-    tasks = plan(config, prepared)
-    contexts = {name: RunContext(prepared.cluster, sim_settings(
-        dataclasses.replace(settings.sim, physics=switches), config, prepared.jobs), ())
-        for name, switches in cases().items()}
-    for task in tasks:  # seed-major: a cut-short ablation still has every case for its seeds
-        for case, context in contexts.items():
-            key = f"{task.seed}|{case}|{task.scheduler}"
-            if key in runs:
-                continue
-            started = time.perf_counter()
-            result = execute(task, context, registry[task.scheduler]())
-            runs[key] = result.metrics.avg_jct_s
-            runs_path.write_text(json.dumps(runs, indent=1))
-            print(f"{key}: avg JCT {result.metrics.avg_jct_s / 3600:.3f} h "
-                  f"({time.perf_counter() - started:.0f} s)", flush=True)
+    runs = run_cases(mix_config(schedulers, args.seeds, args.horizon_h, args.out), cases())
     report = summarise(runs, schedulers, args.seeds)
     (args.out / "report.json").write_text(json.dumps(report, indent=1))
     (args.out / "report.md").write_text(markdown(report, schedulers))

@@ -28,33 +28,26 @@ Results go to OUT/runs.json after every run (a rerun resumes) and OUT/report.md 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from dagpilot.bench.harness import BenchConfig, plan, prepare, sim_settings
-from dagpilot.bench.runner import RunContext, execute, scheduler_registry
+from physics_ablation import cases, mix_config, run_cases  # bench/, the script's own folder
+
 from dagpilot.bench.stats import paired_ratio_ci95
-from dagpilot.core.config import PhysicsParameters, PhysicsSwitches, Settings
+from dagpilot.core.config import PhysicsParameters
 from dagpilot.core.types import NodeSpec
 from dagpilot.sim import physics
-from dagpilot.workloads.arrivals import ArrivalSpec
 
 NAIVE = "kube-default"
 SCHEDULERS = ("kube-default,fifo,random,sjf-cp,heft,tetris,cws-rank-min-rr,load-aware,"
               "physics-rules,dagpilot")  # "The DRL policy against every baseline"'s ten
-EFFECTS = ("memory_bandwidth", "storage_io", "network", "gpu_pcie", "memory", "faults")
 ALL_ON, UNAVOIDABLE, ALL_OFF = "all on", "unavoidable only", "all off"
 TARGET = 0.80  # issue 13: average JCT <= 0.80 x kube-default's, physics on
-SWITCHES = {
-    ALL_ON: PhysicsSwitches(),
-    UNAVOIDABLE: dataclasses.replace(PhysicsSwitches(), network=False),
-    ALL_OFF: PhysicsSwitches(**dict.fromkeys(EFFECTS, False)),
-}
+SWITCHES = {ALL_ON: cases()["all on"], UNAVOIDABLE: cases()["network off"],
+            ALL_OFF: cases()["all off"]}
 _PCIE = physics.pcie_multiplier
 
 
@@ -75,28 +68,11 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("bench/out/physics_headroom"))
     args = parser.parse_args()
     schedulers = tuple(args.schedulers.split(","))
-    args.out.mkdir(parents=True, exist_ok=True)
-    runs_path = args.out / "runs.json"
-    runs: dict[str, float] = json.loads(runs_path.read_text()) if runs_path.exists() else {}
-    settings, registry = Settings(), scheduler_registry()
-    config = BenchConfig(workloads=("builtin:mix",), cluster="builtin:default",
-                         schedulers=schedulers, seeds=tuple(range(args.seeds)), out_dir=args.out,
-                         arrival=ArrivalSpec("poisson", 0.8),
-                         horizon_s=args.horizon_h * 3600.0, plots=False)
-    prepared = prepare(config, settings, registry)
-    for task in plan(config, prepared):
-        for case, switches in SWITCHES.items():
-            key = f"{task.seed}|{case}|{task.scheduler}"
-            if key in runs:
-                continue
-            context = RunContext(prepared.cluster, sim_settings(
-                dataclasses.replace(settings.sim, physics=switches), config, prepared.jobs), ())
-            physics.pcie_multiplier = unavoidable_pcie if case == UNAVOIDABLE else _PCIE
-            started = time.perf_counter()
-            runs[key] = execute(task, context, registry[task.scheduler]()).metrics.avg_jct_s
-            runs_path.write_text(json.dumps(runs, indent=1))
-            print(f"{key}: avg JCT {runs[key] / 3600:.3f} h "
-                  f"({time.perf_counter() - started:.0f} s)", flush=True)
+
+    def physics_of(case: str) -> None:
+        physics.pcie_multiplier = unavoidable_pcie if case == UNAVOIDABLE else _PCIE
+    runs = run_cases(mix_config(schedulers, args.seeds, args.horizon_h, args.out), SWITCHES,
+                     before=physics_of)
     report = summarise(runs, schedulers, args.seeds)
     (args.out / "report.json").write_text(json.dumps(report, indent=1))
     (args.out / "report.md").write_text(markdown(report))

@@ -19,12 +19,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dagpilot.bench.harness import BenchConfig, plan, prepare, sim_settings
+from physics_ablation import mix_config  # bench/, the script's own folder
+
+from dagpilot.bench.harness import plan, prepare, sim_settings
 from dagpilot.bench.runner import scheduler_registry
 from dagpilot.core.config import PhysicsParameters, Settings
 from dagpilot.sim import physics
 from dagpilot.sim.run import simulate
-from dagpilot.workloads.arrivals import ArrivalSpec
 
 SEEN: dict[str, float] = {}
 
@@ -66,11 +67,8 @@ def main() -> int:
     args = parser.parse_args()
     _wrap()
     settings, registry = Settings(), scheduler_registry()
-    config = BenchConfig(workloads=("builtin:mix",), cluster="builtin:default",
-                         schedulers=(args.scheduler,), seeds=tuple(range(args.seeds)),
-                         out_dir=Path("bench/out/physics_reach"),
-                         arrival=ArrivalSpec("poisson", 0.8), horizon_s=args.horizon_h * 3600.0,
-                         plots=False)
+    config = mix_config((args.scheduler,), args.seeds, args.horizon_h,
+                        Path("bench/out/physics_reach"))
     prepared = prepare(config, settings, registry)
     sim = sim_settings(settings.sim, config, prepared.jobs)
     total: dict[str, Any] = {"pods": 0, "oom_kills": 0, "fault_kills": 0}
