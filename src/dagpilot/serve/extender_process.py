@@ -4,9 +4,9 @@ stopped.
 
 The process first pins itself to `cpus` (every thread it has, and through the mask every
 thread it starts: one CPU keeps the GIL's hand-offs between its threads on one core,
-docs/SERVING.md). The view and the
-model are made before anything listens: a kubeconfig that cannot reach or be trusted by the
-API server, or a model that does not load, is an error at start.
+docs/SERVING.md). The view and the model are made before anything listens: a kubeconfig that
+cannot reach or be trusted by the API server, or a model that does not load, is an error at
+start.
 """
 
 from __future__ import annotations
