@@ -34,12 +34,22 @@ CPU second of the whole iteration, and of the update alone (steps of data per se
 updates' losses and weights are compared (the two rollouts take the same actions, as the
 rounds above check, their log-probabilities equal up to rounding). Results go to
 bench/out/training_throughput.json.
+
+`--own-iterations N` measures nothing else: N whole iterations exactly as the trainer of the
+`dagpilot` package on the path runs one (`Trainer.reinforce`: its rollout lanes, its targets,
+its PPO with its defaults). With another tree's `src/` first on PYTHONPATH it measures that
+tree's training, so the code from before this work can be timed against today's in turns:
+
+    git worktree add /tmp/before 1845dd6
+    PYTHONPATH=/tmp/before/src taskset -c 1 .venv/bin/python bench/training_throughput.py \
+        --own-iterations 1 --models models      # then the same without PYTHONPATH
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import platform
 import time
@@ -55,7 +65,8 @@ from dagpilot.policy import PolicyConfig, PolicyNet
 from dagpilot.policy.process import set_torch_threads
 from dagpilot.registry import load_current, read_current
 from dagpilot.state import FEATURE_SCHEMA_VERSION, Normaliser
-from dagpilot.train.config import PPOSettings
+from dagpilot.train import loop
+from dagpilot.train.config import PPOSettings, TrainConfig
 from dagpilot.train.ppo import PPO, Steps
 from dagpilot.train.rollout import Episode, LocalRollouts
 from dagpilot.train.scenarios import EpisodeTask, loaded_episode_tasks
@@ -188,6 +199,30 @@ def _ratios(old: list[dict[str, Any]], new: list[dict[str, Any]], key: str) -> l
     return [b[key] / a[key] for a, b in zip(old, new, strict=True)]
 
 
+def own_iteration(rollouts: LocalRollouts, policy: PolicySnapshot,
+                  tasks: list[EpisodeTask]) -> dict[str, Any]:
+    """One iteration as this package's `Trainer.reinforce` runs it, whatever its version."""
+    config = TrainConfig()
+    lanes = getattr(config, "rollout_lanes", 1)  # 1: the code before lock-step rollouts
+    cpu = time.process_time()
+    episodes = (rollouts.collect(policy, tasks) if lanes == 1 else
+                rollouts.collect(policy, tasks, lanes=lanes))
+    rollout_cpu = time.process_time() - cpu
+    if hasattr(Steps, "of"):
+        steps = Steps.of(episodes, config.ppo)
+    else:  # the code before `Steps.of`: the trainer's own helper
+        steps = loop._steps(episodes, config)  # type: ignore[attr-defined]
+    model = PolicyNet.from_state(policy.config, policy.state_dict)
+    PPO(model, config.ppo).update(steps, torch.Generator().manual_seed(SEED))
+    cpu_s = time.process_time() - cpu
+    env_steps = sum(e.summary.env_steps for e in episodes if e.summary is not None)
+    # the same digest from two trees: both took the same actions
+    taken = repr([[int(a) for a in e.actions] for e in episodes])
+    actions = hashlib.sha256(taken.encode()).hexdigest()
+    return {"lanes": lanes, "env_steps": env_steps, "rollout_cpu_s": rollout_cpu,
+            "cpu_s": cpu_s, "steps_per_cpu_s": env_steps / cpu_s, "actions": actions[:12]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run: short episodes")
@@ -201,6 +236,8 @@ def main() -> None:
                         default="one-lane", help="the rollouts of whole iterations' before "
                         "mode: one episode at a time (training before), or lock-step")
     parser.add_argument("--models", type=Path, default=Path("models"))
+    parser.add_argument("--own-iterations", type=int, default=0, metavar="N",
+                        help="only N whole iterations as this package's trainer runs them")
     parser.add_argument("--one-lane-only", action="store_true",
                         help="only the one-lane mode (to measure another tree's code)")
     args = parser.parse_args()
@@ -213,6 +250,15 @@ def main() -> None:
                                  replays=REPLAYS)
     policy, model = snapshot(args.models)
     rollouts = LocalRollouts(cluster, SimSettings())
+    for number in range(args.own_iterations):
+        result = own_iteration(rollouts, policy, tasks)
+        print(f"own iteration {number} ({model}; {result['lanes']} lanes): "
+              f"{result['env_steps']} steps in {result['cpu_s']:.1f} s CPU (rollouts "
+              f"{result['rollout_cpu_s']:.1f}): {result['steps_per_cpu_s']:,.0f} steps/s; actions "
+              f"{result['actions']}",
+              flush=True)
+    if args.own_iterations:
+        return
     modes = {"one_lane": 1} if args.one_lane_only else {"one_lane": 1, "lockstep": args.lanes}
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in modes}
     kept: dict[str, list[Episode]] = {}
