@@ -18,9 +18,9 @@ import signal
 import threading
 from pathlib import Path
 
+from dagpilot.core.cpu_list import parse_cpus
 from dagpilot.core.view import ClusterView, PodRef
 from dagpilot.decide.ranking import Ranking
-from dagpilot.serve.cpu_pinning import parse_cpus
 from dagpilot.serve.extender_process import ExtenderConfig, ExtenderProcess
 
 

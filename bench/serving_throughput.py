@@ -26,7 +26,11 @@ for it:
   timestamps). Bound pods are deleted as they bind so the cluster never fills. A shorter
   `--window` shortens the run (the 1,000-node run on a busy host), at fewer samples;
   `--rate` offers a fixed rate instead (a host whose client cannot offer 0.8x: the run's
-  `achieved_offer_per_s` says what it reached).
+  `achieved_offer_per_s` says what it reached). Before the pods, every process's cores at
+  rest for IDLE_S (`idle_cores`: kwok's node heartbeats and what they cost the control
+  plane); during them, every process's CPU milliseconds a pod, this client's too (creating,
+  watching, deleting). The line through those two points gives `demand_at_issue_rate`: the
+  cores the issue's rate would ask of this host, for each scheduler.
 
 Schedulers: (a) kube-scheduler alone: a second kube-scheduler of the sandbox's build and
 configuration, for its own profile (the sandbox's default-scheduler is always running, so it
@@ -100,6 +104,7 @@ CREATE_THREADS = 4
 OFFERED_FRACTION = 0.8
 WARM_PODS = 2
 SETTLE_S = 30.0  # how long after the last create a pod may still bind
+IDLE_S = 3.0  # the window of each latency phase's idle measurement
 MEASURED: dict[str, int] = {}  # the processes of the scheduler under test, by role: their CPU
 ONLY: set[str] = set()  # --only: the schedulers measured besides kube-scheduler alone
 DECISIONS: dict[str, int] = {}  # the custom scheduler's last phase: decisions by outcome
@@ -317,6 +322,21 @@ class CpuSampler:
                 for role in last[1] if role in first[1]}
 
 
+def idle_cores() -> dict[str, float]:
+    """The cores each MEASURED process (this client's too) uses with no pod coming or going
+    for IDLE_S: the host's background (kwok's node heartbeats and what they cost the API
+    server and etcd, the schedulers' resyncs), which a rate's demand adds to its pods'."""
+    MEASURED["client"] = os.getpid()
+    try:
+        with CpuSampler() as cpu:
+            time.sleep(IDLE_S)  # a measurement window, not a wait on a condition
+    finally:
+        MEASURED.pop("client", None)
+    (begun, first), (ended, last) = cpu.samples[0], cpu.samples[-1]
+    return {role: round((last[role] - first[role]) / (ended - begun), 3)
+            for role in last if role in first}
+
+
 def _create(api: rest.Endpoint, ns: str, pods: list[dict[str, Any]]) -> float:
     """Creates `pods` from CREATE_THREADS keep-alive connections; the seconds it took."""
     def create(share: list[dict[str, Any]]) -> None:
@@ -340,6 +360,7 @@ def offered(api: rest.Endpoint, tasks: list[Any], scheduler: str, rate: float,
     horizon_s = int(window_s + SETTLE_S + 240)
     with namespace(api, "lat") as ns, closing(PodWatch(api, ns, horizon_s)) as watch:
         warm(api, ns, watch, tasks, scheduler)
+        idle = idle_cores()
         count = max(1, int(rate * window_s))
         pods = manifests(tasks, "p", count, scheduler)
         done = threading.Event()
@@ -351,20 +372,25 @@ def offered(api: rest.Endpoint, tasks: list[Any], scheduler: str, rate: float,
         offerers = [threading.Thread(target=_offer, args=(api, ns, pods, i),
                                      kwargs={"rate": rate, "start": start})
                     for i in range(CREATE_THREADS)]
-        for offerer in offerers:
-            offerer.start()
-        for offerer in offerers:
-            offerer.join()
-        offering_s = time.monotonic() - start
         names = {p["metadata"]["name"] for p in pods}
-        watch.wait_bound(names, SETTLE_S)
+        with measured("client", os.getpid()), CpuSampler() as cpu:
+            for offerer in offerers:
+                offerer.start()
+            for offerer in offerers:
+                offerer.join()
+            offering_s = time.monotonic() - start
+            watch.wait_bound(names, SETTLE_S)
         done.set()
         for deleter in deleters:
             deleter.join()
         latencies = np.array([watch.bound[n] - watch.pending[n] for n in names
                               if n in watch.bound and n in watch.pending]) * 1000
+        binds = sorted(watch.bound[n] for n in names if n in watch.bound)
         return {"offered_per_s": round(rate, 1), "pods": count,
                 "achieved_offer_per_s": round(count / offering_s, 1),
+                "idle_cores": idle, "cpu_ms_per_pod": cpu.per_pod(binds),
+                "binds_per_s": round((len(binds) - 1) / (binds[-1] - binds[0]), 1)
+                if len(binds) > 1 else 0.0,
                 "bound": int(latencies.size), "rewatches": watch.rewatches,
                 "p50_ms": round(float(np.percentile(latencies, 50)), 1) if latencies.size else None,
                 "p99_ms": round(float(np.percentile(latencies, 99)), 1) if latencies.size else None,
@@ -613,7 +639,29 @@ def run(nodes: int, count: int, window_s: float, directory: Path,
             for log in layout.logs.glob("*.log"):  # the control plane's too
                 shutil.copy(log, keep_logs / f"{nodes}-{log.name}")
     results["ratios"] = _ratios(results["schedulers"])
+    results["demand_at_issue_rate"] = _demand(results["schedulers"])
     return results
+
+
+def _demand(schedulers: dict[str, Any]) -> dict[str, Any]:
+    """What the issue's offered rate (OFFERED_FRACTION of kube-scheduler alone's first
+    saturated rate) would ask of this host, per scheduler: a line through two points of its
+    latency phase, idle (`idle_cores`) and at the phase's rate (every measured process's CPU
+    a pod, this client's creating, watching and deleting too, times the binds per second),
+    in cores. Above the host's cores, no client on this host can offer that rate to it."""
+    rate = OFFERED_FRACTION * schedulers["kube-scheduler"]["saturation"]["pods_per_s"]
+    per_pod_ms: dict[str, float] = {}
+    cores: dict[str, float] = {}
+    for name, figures in schedulers.items():
+        latency = figures["latency"]
+        if not latency.get("cpu_ms_per_pod") or not latency.get("binds_per_s"):
+            continue
+        idle = sum(latency["idle_cores"].values())
+        busy = sum(latency["cpu_ms_per_pod"].values()) * latency["binds_per_s"] / 1000
+        per_pod_ms[name] = round(1000 * (busy - idle) / latency["binds_per_s"], 2)
+        cores[name] = round(idle + per_pod_ms[name] * rate / 1000, 2)
+    return {"issue_rate_per_s": round(rate, 1), "host_cores": os.cpu_count(),
+            "marginal_cpu_ms_per_pod": per_pod_ms, "cores": cores}
 
 
 def _measured(name: str) -> bool:

@@ -17,8 +17,10 @@ import dataclasses
 import itertools
 import tempfile
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from dagpilot.bench.harness import BenchConfig, run_benchmark
 from dagpilot.core.config import load_settings
@@ -49,8 +51,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args()
     sets = weight_sets()
-    registry = {f"set-{i}": partial(physics_rules.build, weights)
-                for i, weights in enumerate(sets)}
+    registry: dict[str, Callable[[], Any]] = {
+        f"set-{i}": partial(physics_rules.build, weights) for i, weights in enumerate(sets)}
     registry["kube-default"] = kube_default
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as out:

@@ -37,6 +37,7 @@ from dagpilot.cli_json import print_json
 from dagpilot.clusters import load_cluster
 from dagpilot.clusters import summary as cluster_summary
 from dagpilot.core.config import Settings, load_settings
+from dagpilot.core.cpu_list import parse_cpus
 from dagpilot.core.echo import printable
 from dagpilot.core.errors import DagpilotError, SpecError
 from dagpilot.core.units import duration_s
@@ -935,7 +936,7 @@ def serve_extender(
     import signal  # noqa: PLC0415
     import threading  # noqa: PLC0415
 
-    from dagpilot.serve import cpu_pinning, extender_process  # noqa: PLC0415
+    from dagpilot.serve import extender_process  # noqa: PLC0415
 
     if not 0 <= port < 65536:
         raise SpecError(str(port), "--port takes 0-65535")
@@ -943,7 +944,7 @@ def serve_extender(
         kubeconfig=kubeconfig, port=port, tls_cert=tls_cert, tls_key=tls_key,
         client_ca=client_ca, models=models, host=address,
         allowed_subjects=tuple(allowed_subject or (extender_process.SCHEDULER_CLIENT,)),
-        cpus=cpu_pinning.parse_cpus(cpus) if cpus else None)
+        cpus=parse_cpus(cpus) if cpus else None)
     process = extender_process.ExtenderProcess(config)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -989,7 +990,7 @@ def serve_scheduler(
     import signal  # noqa: PLC0415
     import threading  # noqa: PLC0415
 
-    from dagpilot.serve import cpu_pinning, scheduler_process  # noqa: PLC0415
+    from dagpilot.serve import scheduler_process  # noqa: PLC0415
 
     if not 0 <= metrics_port < 65536:
         raise SpecError(str(metrics_port), "--metrics-port takes 0-65535")
@@ -1000,7 +1001,7 @@ def serve_scheduler(
     config = scheduler_process.SchedulerConfig(
         kubeconfig=kubeconfig, prometheus=prometheus, models=models,
         scheduler_name=scheduler_name, shadow=shadow,
-        cpus=cpu_pinning.parse_cpus(cpus) if cpus else None, deadline_s=deadline_ms / 1000,
+        cpus=parse_cpus(cpus) if cpus else None, deadline_s=deadline_ms / 1000,
         metrics_port=metrics_port, metrics_address=metrics_address, journal=journal,
         journal_max_bytes=int(journal_max_mb * 2**20), leader_elect=leader_elect,
         lease_namespace=lease_namespace)

@@ -3,6 +3,7 @@ is one `no-drift` cycle."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -58,6 +59,10 @@ def test_cpus_outside_this_process_are_refused(tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "config.yaml"
     config.write_text(SEED)
+    beyond = str(max(os.sched_getaffinity(0)) + 1)
     error = main_fails(monkeypatch, capsys, "online", "run", "--config", str(config),
-                       "--cpus", "4096", "--once")
-    assert "--cpus" in error
+                       "--cpus", beyond, "--once")
+    assert "--cpus: this process may use CPUs" in error
+    error = main_fails(monkeypatch, capsys, "online", "run", "--config", str(config),
+                       "--cpus", "1-x", "--once")
+    assert "--cpus takes CPU numbers and ranges" in error

@@ -9,11 +9,12 @@ import threading
 
 import pytest
 
+from dagpilot.core.cpu_list import parse_cpus
 from dagpilot.core.errors import SpecError
 from dagpilot.core.scheduler import Placement
 from dagpilot.core.status import Status
 from dagpilot.core.view import PodRef
-from dagpilot.serve.cpu_pinning import parse_cpus, pin
+from dagpilot.serve.cpu_pinning import pin
 from dagpilot.serve.deadline import DeadlinePassed, DeadlineRunner, PolicyBusy
 from dagpilot.serve.explanation import event_message, rejected_by_filter
 from dagpilot.serve.unschedulable import UnschedulableQueue, unschedulable_message

@@ -14,6 +14,7 @@ from typing import Annotated
 
 import typer
 
+from dagpilot.core.cpu_list import parse_cpus
 from dagpilot.core.errors import SpecError
 
 online_app = typer.Typer(help="The online adapter: drift trigger, LoRA fine-tune, gates, "
@@ -21,24 +22,18 @@ online_app = typer.Typer(help="The online adapter: drift trigger, LoRA fine-tune
 log = logging.getLogger(__name__)
 
 
-def parse_cpus(text: str) -> set[int]:
-    """`1`, `1,3` or `2-3`: the CPUs the fine-tune process may use."""
-    cpus: set[int] = set()
-    try:
-        for part in filter(None, text.split(",")):
-            low, _, high = part.partition("-")
-            cpus.update(range(int(low), int(high or low) + 1))
-    except ValueError:
-        raise SpecError(text, "--cpus: expected CPU numbers such as 1 or 1,3 or 2-3") from None
+def fine_tune_cpus(text: str) -> frozenset[int]:
+    """`1`, `1,3` or `2-3`: the CPUs the fine-tune process may use, all of them this one's."""
+    cpus = parse_cpus(text)
     allowed = os.sched_getaffinity(0)
-    if not cpus or not cpus <= allowed:
+    if not cpus <= allowed:
         raise SpecError(text, f"--cpus: this process may use CPUs {sorted(allowed)}")
     return cpus
 
 
-def default_cpus() -> set[int]:
+def default_cpus() -> frozenset[int]:
     """The last CPU this process may use: serving pins itself from the first (serve --cpus)."""
-    return {max(os.sched_getaffinity(0))}
+    return frozenset({max(os.sched_getaffinity(0))})
 
 
 Config = Annotated[Path, typer.Option("--config", help="config.yaml (online_learning: ...)")]
@@ -65,7 +60,7 @@ def run(*, config: Config, journal: JournalPath = Path("journal.jsonl"),
 
     settings = load_config(config)
     adapter = Adapter(settings, journal_path=journal, models=models, state=state,
-                      cpus=parse_cpus(cpus) if cpus else default_cpus(),
+                      cpus=fine_tune_cpus(cpus) if cpus else default_cpus(),
                       kubeconfig=kubeconfig, namespace=namespace)
     while True:
         report = adapter.cycle()

@@ -10,19 +10,6 @@ import os
 from dagpilot.core.errors import SpecError
 
 
-def parse_cpus(text: str) -> frozenset[int]:
-    cpus: set[int] = set()
-    for part in text.split(","):
-        first, _, last = part.strip().partition("-")
-        if not first.isdigit() or (last and not last.isdigit()):
-            raise SpecError(text, "--cpus takes CPU numbers and ranges, e.g. 0,2-3")
-        low, high = int(first), int(last or first)
-        if high < low or high > 4095:
-            raise SpecError(text, f"--cpus: bad range {part.strip()}")
-        cpus.update(range(low, high + 1))
-    return frozenset(cpus)
-
-
 def pin(cpus: frozenset[int]) -> frozenset[int]:
     """Pins this process to `cpus`: every thread it has (sched_setaffinity moves one thread;
     those an import started, torch's among them, would keep every CPU) and, through the

@@ -166,8 +166,11 @@ def serve_process(arguments: list[str], log: Path, deadline_s: float = 60.0
             stdout=subprocess.PIPE, stderr=errors, text=True)
     lines: queue.Queue[str] = queue.Queue()
     assert process.stdout is not None
-    reader = threading.Thread(target=lambda: [lines.put(line) for line in process.stdout or ()],
-                              daemon=True)
+    def read() -> None:
+        for line in process.stdout or ():
+            lines.put(line)
+
+    reader = threading.Thread(target=read, daemon=True)
     reader.start()
     try:
         try:
