@@ -4,6 +4,7 @@
     NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR" \\
         .venv/bin/python bench/serving_throughput.py [--nodes 100,1000] [--pods 300] \\
         [--window 60] [--pin-cpus N|none] [--verbs prioritize] [--out FILE.json]
+        [--profile DIR] [--pprof DIR]
 
 For each node count, one sandbox (`builtin:scale-N`, twin off) and, for each scheduler in
 turn, the same stream of pods: the built-in mix's tasks (GPU tasks left out: scale-N nodes
@@ -48,11 +49,14 @@ kube-scheduler scoring every node again, last, for the extender's ratios likewis
 (`score_all_last_over_first`). The dagpilot servers run as their own processes, started by
 the CLI (b': by the script), each pinned to one CPU (`--cpus`, from `--pin-cpus`: by default
 the host's last CPU; `none` leaves them free, as before the ninth measurement), as
-docs/SERVING.md advises: the GIL's hand-offs between their threads then stay on one core."""
+docs/SERVING.md advises: the GIL's hand-offs between their threads then stay on one core.
+`--profile DIR`: py-spy samples of each dagpilot process; `--pprof DIR`: each kube-scheduler's
+Go CPU profile over the first PPROF_S seconds of its saturation phase."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import http.client
 import json
 import os
@@ -109,6 +113,9 @@ MEASURED: dict[str, int] = {}  # the processes of the scheduler under test, by r
 ONLY: set[str] = set()  # --only: the schedulers measured besides kube-scheduler alone
 DECISIONS: dict[str, int] = {}  # the custom scheduler's last phase: decisions by outcome
 PROFILES: list[Path] = []  # --profile DIR: where py-spy writes each dagpilot process's samples
+PPROF: list[Path] = []  # --pprof DIR: where each kube-scheduler's Go CPU profile goes
+PPROF_S = 3  # seconds of each profile, from the start of the saturation phase
+KUBE_ENDPOINT: list[rest.Endpoint] = []  # the kube-scheduler under test, for --pprof
 
 
 class Client:
@@ -271,7 +278,7 @@ def saturation(api: rest.Endpoint, tasks: list[Any], scheduler: str, count: int,
         created = _create(api, ns, pods)
         if not watch.wait_seen(names, 60):
             raise SystemExit(f"{scheduler}: {count} pods not all seen pending in 60 s")
-        with start(), CpuSampler() as cpu:
+        with start(), CpuSampler() as cpu, go_profile(scheduler):
             watch.wait_bound(names, SETTLE_S + 120 + count / 5)
         binds = sorted(watch.bound[n] for n in names if n in watch.bound)
         elapsed = binds[-1] - binds[0] if len(binds) > 1 else float("nan")
@@ -279,6 +286,30 @@ def saturation(api: rest.Endpoint, tasks: list[Any], scheduler: str, count: int,
                 "first_to_last_bind_s": round(elapsed, 2), "rewatches": watch.rewatches,
                 "pods_per_s": round((len(binds) - 1) / elapsed, 1) if len(binds) > 1 else 0.0,
                 "cpu_ms_per_pod": cpu.per_pod(binds)}
+
+
+@contextmanager
+def go_profile(scheduler: str) -> Iterator[None]:
+    """With --pprof, the kube-scheduler under test's CPU profile over its first PPROF_S
+    seconds (/debug/pprof/profile, which the bench's kube-schedulers serve without
+    authorization then), written to DIR/<phase number>-<profile>.pb.gz for `go tool pprof`."""
+    if not PPROF or not KUBE_ENDPOINT or scheduler == "dagpilot":
+        yield
+        return
+    out = PPROF[0] / f"{len(list(PPROF[0].glob('*.pb.gz')))}-{scheduler}.pb.gz"
+    endpoint = KUBE_ENDPOINT[0]
+
+    def fetch() -> None:
+        reply = rest.request(endpoint, "GET", f"/debug/pprof/profile?seconds={PPROF_S}",
+                             timeout_s=PPROF_S + 30)
+        out.write_bytes(reply.body)
+
+    thread = threading.Thread(target=fetch, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join(PPROF_S + 30)
 
 
 class CpuSampler:
@@ -525,12 +556,19 @@ def kube_scheduler(layout: Layout, ports: Ports, profile: str,
         layout, build.bin_dir(), ports, extenders=[extender] if extender else None,
         profile=profile, name=f"kube-scheduler-{profile}", port=free_ports(1)[0],
         extra={"percentageOfNodesToScore": 100} if extender or score_all else None)
+    if PPROF:  # its profile served to the bench without a token
+        component = dataclasses.replace(component, argv=[
+            *component.argv, "--authorization-always-allow-paths=/healthz,/readyz,/livez,"
+            "/debug/pprof/*"])
     scheduler = process.start(component, layout.logs)
     try:
         process.wait_ready(component, scheduler)
+        KUBE_ENDPOINT[:] = [rest.Endpoint(component.name, component.port,
+                                          layout.pki / "ca.crt")]
         with measured("kube-scheduler", scheduler.pid):
             yield profile
     finally:
+        KUBE_ENDPOINT.clear()
         process.stop([scheduler])
 
 
@@ -709,6 +747,8 @@ def main() -> None:
     parser.add_argument("--logs", type=Path, help="keep every component's log here")
     parser.add_argument("--profile", type=Path,
                         help="py-spy samples of each dagpilot process (scheduler, extender) here")
+    parser.add_argument("--pprof", type=Path,
+                        help="Go CPU profiles of each kube-scheduler's saturation phase here")
     parser.add_argument("--pin-cpus", default=str(max(os.sched_getaffinity(0))),
                         help="the dagpilot processes' --cpus (default: the host's last CPU, "
                              "one CPU as docs/SERVING.md advises); 'none': not pinned")
@@ -725,6 +765,9 @@ def main() -> None:
     if args.profile:
         args.profile.mkdir(parents=True, exist_ok=True)
         PROFILES.append(args.profile)
+    if args.pprof:
+        args.pprof.mkdir(parents=True, exist_ok=True)
+        PPROF.append(args.pprof)
     cpus = None if args.pin_cpus == "none" else args.pin_cpus
     report: dict[str, Any] = {"load_average": os.getloadavg(), "cpus": os.cpu_count(),
                               "dagpilot_cpus": cpus, "verbs": args.verbs, "runs": []}
