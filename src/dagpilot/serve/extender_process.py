@@ -89,14 +89,9 @@ class ExtenderProcess:
 
     def serve(self, stop: threading.Event) -> None:
         """Serves until `stop` is set, then closes the listener and the view it made."""
-        thread = threading.Thread(target=self.server.serve_forever, name="extender",
-                                  daemon=True)
-        thread.start()
         try:
-            stop.wait()
+            self.server.serve_until(stop, "extender")
         finally:
-            self.server.shutdown()
-            thread.join()
             self._close()
 
 

@@ -94,6 +94,16 @@ class HttpsServer:
         self._server.shutdown()
         self._server.server_close()
 
+    def serve_until(self, stop: threading.Event, name: str) -> None:
+        """Serves from a thread called `name` until `stop` is set, then closes the listener."""
+        thread = threading.Thread(target=self.serve_forever, name=name, daemon=True)
+        thread.start()
+        try:
+            stop.wait()
+        finally:
+            self.shutdown()
+            thread.join()
+
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True

@@ -89,12 +89,7 @@ class WebhookProcess:
 
     def serve(self, stop: threading.Event) -> None:
         """Serves until `stop` is set, then closes the listener and the API client."""
-        thread = threading.Thread(target=self.server.serve_forever, name="webhook",
-                                  daemon=True)
-        thread.start()
         try:
-            stop.wait()
+            self.server.serve_until(stop, "webhook")
         finally:
-            self.server.shutdown()
-            thread.join()
             self._close()
