@@ -6,7 +6,9 @@ import functools
 import json
 import logging
 import shlex
+import signal
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -754,6 +756,14 @@ def _live_nodes_table(nodes: list[dict[str, Any]]) -> Table:
     return table
 
 
+def _stop_on_signals() -> threading.Event:
+    """An event SIGTERM or Ctrl-C sets: a long-running command's cue to stop cleanly."""
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    return stop
+
+
 @app.command("node-agent")
 def node_agent(
     *,
@@ -796,8 +806,6 @@ def node_agent(
     mesh, free GPUs per root complex) and finished pods' feedback (cgroups and eBPF) for
     Prometheus, until SIGTERM or Ctrl-C."""
     import re  # noqa: PLC0415
-    import signal  # noqa: PLC0415
-    import threading  # noqa: PLC0415
 
     from dagpilot.live.node_agent.errors import NodeAgentError  # noqa: PLC0415
     try:  # prometheus_client comes with the live extra
@@ -821,9 +829,7 @@ def node_agent(
         peak_memory_bandwidth=peak_memory_bandwidth * 1e9 if peak_memory_bandwidth else None,
         ebpf_dir=ebpf_dir, btf=btf, predictions=predictions,
         feedback_sink=_feedback_journal(journal))
-    stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
+    stop = _stop_on_signals()
     runner.serve(settings, stop, lambda bound: out.print(
         f"node-agent {escape(node_name)}: metrics on http://{escape(address)}:{bound}/metrics, "
         f"every {period:g} s", soft_wrap=True))
@@ -892,9 +898,6 @@ def serve_webhook(
 ) -> None:
     """The Argo admission webhook (POST /mutate) and the signed submission endpoint (POST
     /v1/workflows), both over mTLS, until SIGTERM or Ctrl-C."""
-    import signal  # noqa: PLC0415
-    import threading  # noqa: PLC0415
-
     from dagpilot.serve import webhook_process  # noqa: PLC0415
 
     if not 0 <= port < 65536:
@@ -905,9 +908,7 @@ def serve_webhook(
         admission_clients=tuple(admission_client or (webhook_process.API_SERVER_CLIENT,)),
         submit_clients=tuple(submit_client or (webhook_process.SUBMIT_CLIENT,)))
     process = webhook_process.WebhookProcess(config)
-    stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
+    stop = _stop_on_signals()
     out.print(f"webhook on https://{escape(address)}:{process.port} (/mutate, /v1/workflows); "
               f"Workflows into namespace {escape(namespace)}", soft_wrap=True)
     process.serve(stop)
@@ -933,9 +934,6 @@ def serve_extender(
 ) -> None:
     """A kube-scheduler extender (POST /filter, /prioritize) over mTLS, until SIGTERM or
     Ctrl-C: dagpilot's feasible nodes and scores inside a stock kube-scheduler."""
-    import signal  # noqa: PLC0415
-    import threading  # noqa: PLC0415
-
     from dagpilot.serve import extender_process  # noqa: PLC0415
 
     if not 0 <= port < 65536:
@@ -946,9 +944,7 @@ def serve_extender(
         allowed_subjects=tuple(allowed_subject or (extender_process.SCHEDULER_CLIENT,)),
         cpus=parse_cpus(cpus) if cpus else None)
     process = extender_process.ExtenderProcess(config)
-    stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
+    stop = _stop_on_signals()
     out.print(f"extender on https://{escape(address)}:{process.port} (/filter, /prioritize); "
               f"{len(process.view.cluster.nodes)} nodes in view"
               + (f"; CPUs {sorted(process.cpus)}" if process.cpus else ""), soft_wrap=True)
@@ -987,9 +983,6 @@ def serve_scheduler(
 ) -> None:
     """The custom scheduler: binds the pods with spec.schedulerName --scheduler-name from
     the live view and the served model, until SIGTERM or Ctrl-C (docs/SERVING.md)."""
-    import signal  # noqa: PLC0415
-    import threading  # noqa: PLC0415
-
     from dagpilot.serve import scheduler_process  # noqa: PLC0415
 
     if not 0 <= metrics_port < 65536:
@@ -1005,9 +998,7 @@ def serve_scheduler(
         metrics_port=metrics_port, metrics_address=metrics_address, journal=journal,
         journal_max_bytes=int(journal_max_mb * 2**20), leader_elect=leader_elect,
         lease_namespace=lease_namespace)
-    stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
+    stop = _stop_on_signals()
     process = scheduler_process.SchedulerProcess(config)
     try:
         process.start()
