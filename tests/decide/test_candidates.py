@@ -1,8 +1,10 @@
-"""Which pending pods the policy scores: capped, one per task, by b-level and by age."""
+"""Which pending pods the policy scores: capped, one per task, higher priority first, then by
+b-level and by age."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from dagpilot.core.snapshot import ClusterSnapshot
 from dagpilot.core.types import Cluster, Job
@@ -18,6 +20,7 @@ LONG = job("long", [task("a", 1, 100), task("b", 1, 1000, parents=["a"])])
 SHORT = job("short", [task(f"s{i}", 1, 1) for i in range(6)])
 WIDE = job("wide", [task("w", 4, 10, instances=5)])
 HUGE = job("huge", [task("h", 64, 10)])
+URGENT = job("urgent", [task("u", 1, 1)], priority=100)
 
 
 def pods(*specs: tuple[Job, str, int, float]) -> tuple[PodRef, ...]:
@@ -41,6 +44,19 @@ def test_the_longest_path_and_the_oldest_pods_take_turns() -> None:
     # b-level ranks long/a first although it is the youngest; age ranks s0, s1, ...
     assert choose(pending, 4) == ["long/a", "short/s0", "short/s1", "short/s2"]
     assert choose(pending, 1) == ["long/a"]
+
+
+def test_a_higher_priority_comes_first_in_both_rankings() -> None:
+    # the youngest pod with the shortest path, but priority 100 against 0: first, even when
+    # a single candidate is taken; the rest alternate as before
+    pending = pods(*[(SHORT, f"s{i}", 0, float(i)) for i in range(6)], (LONG, "a", 0, 30.0),
+                   (URGENT, "u", 0, 40.0))
+    assert choose(pending, 1) == ["urgent/u"]
+    assert choose(pending, 4) == ["urgent/u", "long/a", "short/s0", "short/s1"]
+    # a priority below the others' goes last in both
+    later = pods(*[(SHORT, f"s{i}", 0, float(i)) for i in range(2)],
+                 (job("idle", [task("i", 1, 5000)], priority=-5), "i", 0, 0.0))
+    assert choose(later, 3) == ["short/s0", "short/s1", "idle/i"]
 
 
 def test_the_pods_of_one_task_are_one_candidate_the_oldest() -> None:
@@ -72,14 +88,17 @@ def test_nothing_pending_gives_no_candidates() -> None:
     assert chosen.feasible.shape == (0, 2)
 
 
-def test_a_memo_kept_between_decisions_chooses_what_a_fresh_one_does() -> None:
+@pytest.mark.parametrize("urgent", [0, 2])
+def test_a_memo_kept_between_decisions_chooses_what_a_fresh_one_does(urgent: int) -> None:
     # a backlog as serving sees it: placed pods leave, new ones arrive (some created in the
     # same second as older ones: the API's timestamps are whole seconds), a failed bind's
-    # pod comes back (anywhere in the order); a task's pods in any order of creation
+    # pod comes back (anywhere in the order); a task's pods in any order of creation; with
+    # `urgent`, pods of a higher priority come and go among them
     rng = np.random.default_rng(7)
     specs = [(owner, name, instance, float(rng.integers(0, 5)))
              for owner, name, count in ((SHORT, "s0", 1), (SHORT, "s1", 1), (LONG, "a", 1),
-                                        (LONG, "b", 1), (WIDE, "w", 5), (SHORT, "s2", 1))
+                                        (URGENT, "u", urgent), (LONG, "b", 1), (WIDE, "w", 5),
+                                        (SHORT, "s2", 1))
              for instance in range(count)]
     every = pods(*specs)
     fake = view(every)

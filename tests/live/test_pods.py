@@ -91,6 +91,17 @@ def test_a_workflow_pod_gets_its_task_from_the_workflow_dag() -> None:
     assert ref is not None and ref.job is flow.job and ref.task.id == "b(1)"
     assert ref.requests.cpu == 0.7  # what the pod asks, not what the template said
     assert ref.task.parents == ("a",)
+    assert ref.priority == 0
+
+
+def test_a_workflow_pod_takes_its_own_priority_from_its_spec() -> None:
+    # the API server resolved the pod's PriorityClass into spec.priority: that is what
+    # kube-scheduler orders by, whatever the template said
+    flow = WorkflowDecoder()(workflow())
+    record = decode_pod(pod("diamond-123", workflow="diamond", argo_node="diamond.b(1:y)",
+                            priority=1000))
+    ref = pod_ref(record, 1, flow, None)
+    assert ref is not None and ref.task.id == "b(1)" and ref.priority == 1000
 
 
 @pytest.mark.parametrize(("field", "value", "named"), [

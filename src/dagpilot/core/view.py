@@ -80,6 +80,11 @@ class PodRef:
         return self.task.requests
 
     @property
+    def priority(self) -> int:
+        """Its task's priority when set (a template's, a pod's spec.priority), else its job's."""
+        return self.task.priority or self.job.priority
+
+    @property
     def runtime_s(self) -> float:
         """The expected runtime a scheduler may know (annotation, history, trace)."""
         runtimes = self.task.instance_runtimes_s

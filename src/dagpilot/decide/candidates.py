@@ -5,7 +5,10 @@ interchangeable (same requests, constraints and DAG place), so each task is repr
 oldest pending pod; the representatives are ranked two ways, by remaining critical path
 (b-level, longest first: what list schedulers such as sjf-cp and heft favour) and by age
 (oldest first: no pod starves however short its path), and taken alternately from the two
-rankings. Pods that fit on no node are skipped (they would be dead rows), until C are found.
+rankings. Both rankings put higher priorities first (kube-scheduler's PrioritySort), so a
+backlog of low-priority pods never keeps a high-priority one out of the C; with one priority
+throughout (every simulated workload without Argo priorities) they are the two orders above.
+Pods that fit on no node are skipped (they would be dead rows), until C are found.
 The feasibility mask comes from `decide`'s filters, computed once per distinct pod spec.
 
 The walk over the backlog is the only part that grows with it, so each pod's ranking entry
@@ -46,7 +49,8 @@ class _Entry:
     pod: PodRef
     task: tuple[str, str]  # (job id, task id): the pods of one task are interchangeable
     group: int  # the task's number in the memo (an int hashes faster than the pair)
-    order: tuple[float, float, int]  # longest b-level first, then the oldest, then the uid
+    order: tuple[int, float, float, int]  # highest priority, longest b-level, oldest, uid
+    rank: int  # the negated priority alone: the age order's key when priorities differ
 
 
 class RankingMemo:
@@ -56,12 +60,14 @@ class RankingMemo:
     entry so that the id is not reused while the entry lives; the entries of pods no longer
     pending go when the memo outgrows the backlog."""
 
-    __slots__ = ("_entries", "_groups", "_numbers")
+    __slots__ = ("_entries", "_groups", "_mixed", "_numbers", "_priority")
 
     def __init__(self) -> None:
         self._entries: dict[int, _Entry] = {}
         self._groups: dict[tuple[str, str], int] = {}
         self._numbers = itertools.count()
+        self._priority: int | None = None  # the last entry's priority
+        self._mixed = False  # entries of two priorities seen: the age order sorts by priority
 
     def __len__(self) -> int:
         """The entries kept (the pending pods' and at most a bounded number of others)."""
@@ -79,6 +85,8 @@ class RankingMemo:
             oldest[chosen.group] = chosen
             yield include
         by_age = list(oldest.values())
+        if self._mixed:  # higher priorities first; stable, so oldest first within each
+            by_age.sort(key=attrgetter("rank"))
         by_b_level = sorted(by_age, key=attrgetter("order"))
         seen = {include.uid} if include is not None else set()
         for pair in zip(by_b_level, by_age, strict=True):
@@ -97,6 +105,7 @@ class RankingMemo:
         if len(self._entries) > 2 * len(ids) + STALE_ENTRIES:
             self._entries = dict(zip(ids, entries, strict=True))
             self._groups = {entry.task: entry.group for entry in entries}
+            self._mixed = len({entry.rank for entry in entries}) > 1
         return entries
 
     def _entry(self, pod: PodRef) -> _Entry:
@@ -104,8 +113,13 @@ class RankingMemo:
         group = self._groups.get(task)
         if group is None:
             group = self._groups[task] = next(self._numbers)
+        priority = pod.priority
+        if priority != self._priority:
+            self._mixed = self._mixed or self._priority is not None
+            self._priority = priority
         return _Entry(pod, task, group,
-                      (-pod.job.b_levels[pod.task.id], pod.created_s, pod.uid))
+                      (-priority, -pod.job.b_levels[pod.task.id], pod.created_s, pod.uid),
+                      -priority)
 
 
 def select_candidates(pending: Sequence[PodRef], nodes: NodeArrays, feasibility: Feasibility,

@@ -203,8 +203,11 @@ def pod_ref(record: PodRecord, uid: int, workflow: WorkflowRecord | None,
         task_id, attempt = task_of_node(workflow, record.argo_node)
         task = workflow.job.index.get(task_id) if task_id is not None else None
         if task is not None:
-            if task.requests != record.task.requests:
-                task = dataclasses.replace(task, requests=record.task.requests)
+            # the pod's own requests and spec.priority (the API server resolved its
+            # PriorityClass), not the template's: what kube-scheduler reads
+            asked, priority = record.task.requests, record.task.priority
+            if task.requests != asked or task.priority != priority:
+                task = dataclasses.replace(task, requests=asked, priority=priority)
             return PodRef(uid, workflow.job, task, 0, record.created_s, attempt)
     job = single if single is not None else single_job(record)
     return PodRef(uid, job, record.task, 0, record.created_s)

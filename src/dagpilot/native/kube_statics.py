@@ -11,7 +11,7 @@ score plugins in profile order):
   nodes_to_find (1,) int32         partial node search limit (node_sampling.nodes_to_find)
   capacity_milli (N, 2) float64    ClusterStatics.capacity_milli
   capacity_positive (1,) uint8     ClusterStatics.capacity_positive
-  priority (T,) int64              pod_priority of each task's pods
+  priority (T,) int64              PodRef.priority of each task's pods
   constraint (C,) int32            each class's constraint
   need (C, 3) float64              NodeResourcesFit.needs (-inf: not asked)
   request_least (C, 2) float64     pod_request(non_zero=True): LeastAllocated's request
@@ -46,7 +46,6 @@ from dagpilot.decide.scores.resource_amounts import pod_request
 from dagpilot.decide.scoring import Scoring
 from dagpilot.decide.signature import constraint_key, placement_key
 from dagpilot.schedulers.node_sampling import nodes_to_find
-from dagpilot.schedulers.ordering import pod_priority
 
 Statics = dict[str, np.ndarray]
 DYNAMIC_FILTERS = ("NodeReady", "NodeResourcesFit")  # the ones the C side evaluates itself
@@ -58,7 +57,7 @@ def kube_statics(jobs: Sequence[Job], cluster: Cluster) -> tuple[npt.NDArray[np.
     nodes = _static_nodes(cluster)
     klass, firsts = _grouped([task for job in jobs for task in job.tasks], placement_key)
     # PrioritySort reads the pod's priority; every pod of a task has the same (a stand-in pod).
-    priority = np.array([pod_priority(PodRef(0, job, task, 0, 0.0))
+    priority = np.array([PodRef(0, job, task, 0, 0.0).priority
                          for job in jobs for task in job.tasks], dtype=np.int64)
     statics = _class_arrays(firsts) | _constraint_arrays(firsts, nodes)
     statics["priority"] = priority

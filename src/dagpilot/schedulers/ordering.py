@@ -28,11 +28,6 @@ class Order(Protocol):
     def head_key(self, group: PodGroup) -> SortKey: ...
 
 
-def pod_priority(pod: PodRef) -> int:
-    """The pod's priority: its task's when set (a template priority), else its workflow's."""
-    return pod.task.priority or pod.job.priority
-
-
 def by_placement(pod: PodRef) -> Hashable:
     return placement_key(pod.task)
 
@@ -49,10 +44,10 @@ class PrioritySort:
     random: bool = False
 
     def group_key(self, pod: PodRef) -> Hashable:
-        return (placement_key(pod.task), pod_priority(pod))
+        return (placement_key(pod.task), pod.priority)
 
     def key(self, pod: PodRef) -> SortKey:
-        return (-pod_priority(pod), pod.created_s, pod.uid)
+        return (-pod.priority, pod.created_s, pod.uid)
 
     def head_key(self, group: PodGroup) -> SortKey:
         priority, created_s, uid = group.head_key
