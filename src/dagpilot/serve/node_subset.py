@@ -17,6 +17,7 @@ import numpy as np
 
 from dagpilot.core.types import Cluster
 from dagpilot.core.view import ClusterView, NodeState, PodRef
+from dagpilot.serve.scheduler_view import PinnedView
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -58,18 +59,18 @@ class Subset:
         return view.cluster is self.base
 
 
-class SubsetView:
-    """`view` restricted to `subset`'s nodes, with `pending` fixed."""
+class SubsetView(PinnedView):
+    """`view` restricted to `subset`'s nodes, with `pending` fixed (time, jobs and distances
+    as the base view has them)."""
 
     def __init__(self, view: ClusterView, subset: Subset, pending: Sequence[PodRef]) -> None:
-        self._view = view
+        super().__init__(view, pending)
         self._subset = subset
-        self._pending = tuple(pending)
         self._nodes: tuple[NodeState, ...] | None = None
 
-    @property
-    def now_s(self) -> float:
-        return self._view.now_s
+    def pin(self, pending: Sequence[PodRef]) -> PinnedView:
+        self._nodes = None  # the next decision reads the nodes afresh
+        return super().pin(pending)
 
     @property
     def cluster(self) -> Cluster:
@@ -81,19 +82,6 @@ class SubsetView:
             every = self._view.nodes
             self._nodes = tuple(every[row] for row in self._subset.rows.tolist())
         return self._nodes
-
-    @property
-    def pending(self) -> Sequence[PodRef]:
-        return self._pending
-
-    def job_nodes(self, job_id: str) -> Sequence[str]:
-        return self._view.job_nodes(job_id)
-
-    def rtt_ms(self, node_a: str, node_b: str) -> float:
-        return self._view.rtt_ms(node_a, node_b)
-
-    def finished_tasks(self, job_id: str) -> frozenset[str]:
-        return self._view.finished_tasks(job_id)
 
     def resource_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         allocatable, allocated = self._view.resource_arrays()
