@@ -144,6 +144,30 @@ def test_pending_is_oldest_first_and_holds_only_unbound_live_pods_of_our_schedul
     assert [p.task.id for p in view.pending] == ["early-b", "new", "late"]
 
 
+def test_a_pod_with_a_rule_dagpilot_cannot_honour_is_refused_not_pending() -> None:
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {}, "topologyKey": "kubernetes.io/hostname"}]}}
+    name = SPECS[0].name
+    pods = [pod("plain"), pod("apart", affinity=anti), pod("unreadable", cpu="two"),
+            pod("bound-apart", node_name=name, affinity=anti, cpu="1", phase="Running"),
+            pod("other-apart", scheduler="someone-else", affinity=anti)]
+    view, _ = _view(pods=pods, schedulers=frozenset({"default-scheduler"}))
+    assert [p.task.id for p in view.pending] == ["plain"]
+    refused = dict(view.refused.values())
+    assert set(refused) == {"ns/apart", "ns/unreadable"}
+    assert "required pod anti-affinity" in refused["ns/apart"]
+    assert refused["ns/unreadable"].startswith("dagpilot cannot read this pod:")
+    # a bound pod with the rule still counts on its node: only the waiting are refused
+    row = view.cluster.nodes.index(seen(SPECS[0]))
+    assert view.nodes[row].allocated.cpu == 1.0
+    # the pod gone, and made again without the rule: no longer refused, and pending
+    _pod_event(view, pod("apart", affinity=anti), "DELETED")
+    _pod_event(view, pod("apart", uid="uid-ns-apart-2", version=3), "ADDED")
+    _pod_event(view, pod("unreadable", cpu="two"), "DELETED")
+    assert not view.refused
+    assert [p.task.id for p in view.pending] == ["plain", "apart"]
+
+
 def test_a_pending_pod_is_found_by_its_name_and_others_are_not() -> None:
     pods = [pod("waiting"), pod("bound", node_name=SPECS[0].name),
             pod("other", scheduler="someone-else")]

@@ -35,6 +35,7 @@ from dagpilot.core.units import duration_s
 from dagpilot.core.view import PodRef
 from dagpilot.live.inventory import GPU_RESOURCE
 from dagpilot.live.raw import api_time_s, part
+from dagpilot.live.unsupported import unsupported_rule
 from dagpilot.live.workflows import WorkflowRecord, task_of_node
 from dagpilot.workloads.argo_manifest import Where
 from dagpilot.workloads.argo_pod import pod as pod_fields
@@ -78,6 +79,7 @@ class PodRecord:
     deleting: bool = False
     gated: bool = False  # spec.schedulingGates: not to be scheduled yet
     error: InvalidInput | None = None
+    unsupported: str | None = None  # a required rule dagpilot cannot honour (live/unsupported)
 
     @property
     def key(self) -> str:
@@ -144,7 +146,7 @@ def _record(pod: dict[str, Any]) -> tuple[PodRecord, dict[str, Any], Any]:
         scheduled_s=_scheduled_s(status.get("conditions")),
         resource_version=str(metadata.get("resourceVersion", "")),
         deleting=metadata.get("deletionTimestamp") is not None,
-        gated=bool(spec.get("schedulingGates")))
+        gated=bool(spec.get("schedulingGates")), unsupported=unsupported_rule(spec))
     return record, spec, annotations
 
 

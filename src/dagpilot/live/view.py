@@ -11,6 +11,8 @@
 - `pending`: the pods with no node, not terminal, not being deleted, without scheduling gates,
   of one of `schedulers` (None: any scheduler name), oldest first: by creationTimestamp, then
   the order the API server created them (the watch's order; a list's by resourceVersion).
+  Such a pod that does not parse, or that has a required rule dagpilot cannot honour
+  (live/unsupported.py), is in `refused` instead, with why: a scheduler tells its pod.
 - assume / forget: a scheduler that binds a pod assumes it at once (allocated, off `pending`,
   placed since the sample) and forgets it when the bind fails; the watch confirms an
   assumption when it shows the pod bound, and overrides it when it shows another node.
@@ -34,9 +36,10 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 
@@ -95,6 +98,7 @@ class LiveView:
         self._pending_sorted = True
         self._pending_view: tuple[PodRef, ...] | None = ()
         self._pending_uids: list[str] = []  # the view's pods' uids, in its order
+        self._refused: dict[str, tuple[str, str]] = {}  # uid -> (namespace/name, why)
         self.samples = 0  # signal samples applied so far (each: new metrics on the nodes)
         self._refs: dict[str, PodRef] = {}
         self._singles: dict[str, Job] = {}
@@ -280,6 +284,12 @@ class LiveView:
             self._assumed_s.pop(uid, None)
             self._settle(uid)
 
+    @property
+    def refused(self) -> Mapping[str, tuple[str, str]]:
+        """The pods that wait for one of `schedulers` but will not be placed, by API uid:
+        (namespace/name, why: the parse error or the rule dagpilot cannot honour)."""
+        return MappingProxyType(self._refused)
+
     def pending_pod(self, key: str) -> PodRef | None:
         """The PodRef of the pending pod namespace/name (one of `pending`), or None."""
         uid = self._keys.get(key)
@@ -437,13 +447,23 @@ class LiveView:
             elif uid in self._assumed:
                 target, bound_s = self._assumed[uid], self._assumed_s[uid]
         self._count(uid, record, target, bound_s)
-        self._set_pending(uid, record is not None and target is None and self._schedulable(
-            record))
+        why: str | None = None
+        if record is not None and target is None and self._waiting(record):
+            why = _refusal(record)
+            if why is not None:
+                self._refused[uid] = (record.key, why)
+            self._set_pending(uid, why is None)
+        else:
+            self._set_pending(uid, False)
+        if why is None:
+            self._refused.pop(uid, None)
 
-    def _schedulable(self, record: PodRecord) -> bool:
-        return (record.error is None and record.node is None and not record.terminal
-                and not record.deleting and not record.gated
+    def _waiting(self, record: PodRecord) -> bool:
+        """Unbound, not ended or going, not gated, and for one of this view's schedulers."""
+        return (record.node is None and not record.terminal and not record.deleting
+                and not record.gated
                 and (self.schedulers is None or record.scheduler in self.schedulers))
+
 
     def _count(self, uid: str, record: PodRecord | None, target: str | None,
                bound_s: float) -> None:
@@ -559,3 +579,10 @@ def _list_order(record: PodRecord) -> tuple[float, int, str]:
     version = record.resource_version
     return record.created_s, int(version) if version.isdigit() else 0, record.name
 
+
+def _refusal(record: PodRecord) -> str | None:
+    """Why a waiting pod will not be placed: it does not parse, or it has a rule dagpilot
+    cannot honour; None when it will be."""
+    if record.error is not None:
+        return f"dagpilot cannot read this pod: {record.error}"
+    return record.unsupported

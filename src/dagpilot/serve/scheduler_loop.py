@@ -70,6 +70,7 @@ class SchedulerLoop:
         self._prepared = 0  # the view's signal samples the model was prepared for
         self._cluster = view.cluster
         self._decided: dict[str, str] = {}  # API uid -> namespace/name, until the pod ends
+        self._told: dict[str, str] = {}  # API uid -> why it is refused, as the pod was told
         self._ended: queue.SimpleQueue[PodRecord] = queue.SimpleQueue()
         if journal is not None:
             view.pod_listener = self._seen
@@ -97,6 +98,7 @@ class SchedulerLoop:
         self._serving_gauges()
         if not leading:
             return 0
+        self._tell_refused()
         made = 0
         while made < self.config.decisions_per_round:
             eligible = self._eligible()
@@ -226,6 +228,24 @@ class SchedulerLoop:
                         self.journal.write("unschedulable", {"pod": key,
                                                              "uid": view.api_uid(pod),
                                                              "message": message})
+
+    def _tell_refused(self) -> None:
+        """The pods the view refuses (they do not parse, or have a required rule dagpilot
+        cannot honour: live/unsupported.py) get PodScheduled=False and a FailedScheduling
+        Event with why, once per reason, counted as unschedulable."""
+        refused = self.view.refused
+        for uid in [uid for uid in self._told if uid not in refused]:
+            del self._told[uid]
+        for uid, (key, why) in refused.items():
+            if self._told.get(uid) == why:
+                continue
+            self._told[uid] = why
+            self.outcomes[UNSCHEDULABLE] += 1
+            self.metrics.decisions.labels(UNSCHEDULABLE).inc()
+            namespace, name = key.split("/", 1)
+            self.binder.mark_unschedulable(namespace, name, why)
+            if self.journal is not None:
+                self.journal.write("unschedulable", {"pod": key, "uid": uid, "message": why})
 
     def _note_changes(self) -> None:
         """A node added, changed or freed: held pods may fit now (after their backoff)."""

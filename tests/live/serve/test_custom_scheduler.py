@@ -2,8 +2,9 @@
 schedulerName dagpilot (the Workflow Succeeds), with a Scheduled Event, the decision annotation
 and journal records; a policy that raises, a missing model and a decision past its deadline
 still get every pod bound, by the fallback; an unschedulable pod gets kube-scheduler's
-PodScheduled=False message and is bound once the cluster changes; a pod bound or deleted
-meanwhile is a conflict or gone, not a crash; the sandbox's Prometheus scrapes /metrics."""
+PodScheduled=False message and is bound once the cluster changes; a pod with a required rule
+dagpilot cannot honour is told why and never bound; a pod bound or deleted meanwhile is a
+conflict or gone, not a crash; the sandbox's Prometheus scrapes /metrics."""
 
 from __future__ import annotations
 
@@ -157,6 +158,32 @@ def test_an_unschedulable_pod_gets_the_message_and_is_bound_when_a_node_fits(
         finally:
             rest.request(api, "PATCH", f"/api/v1/nodes/{target}",
                          {"metadata": {"labels": {label: None}}})
+
+
+def test_a_pod_with_a_rule_dagpilot_cannot_honour_is_told_why_and_never_bound(
+        sandbox: SandboxState) -> None:
+    api = admin(sandbox)
+    apart = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "apart"}},
+         "topologyKey": "kubernetes.io/hostname"}]}}
+    with namespace(api, "sched-refused") as ns, running(config(sandbox)):
+        create_pods(api, ns, [pod("apart", affinity=apart), pod("plain")])
+        wait_for("the plain pod bound (the loop goes on around the other)",
+                 lambda: rest.get(api, f"/api/v1/namespaces/{ns}/pods/plain")["spec"].get(
+                     "nodeName"), 30)
+
+        def condition() -> dict[str, Any] | None:
+            got = rest.get(api, f"/api/v1/namespaces/{ns}/pods/apart")
+            return next((c for c in got["status"].get("conditions", [])
+                         if c["type"] == "PodScheduled" and c["status"] == "False"), None)
+        found = wait_for("PodScheduled=False", condition, 30)
+        assert found["reason"] == "Unschedulable"
+        assert found["message"].startswith("required pod anti-affinity "
+                                           "(spec.affinity.podAntiAffinity)")
+        assert wait_for("a FailedScheduling Event", lambda: events(api, ns,
+                                                                   "FailedScheduling"), 30)
+        assert not rest.get(api, f"/api/v1/namespaces/{ns}/pods/apart")["spec"].get(
+            "nodeName")
 
 
 def _bind_once(binder: Binder, ns: str, name: str, node: str) -> str:
