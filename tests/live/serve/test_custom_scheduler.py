@@ -129,6 +129,15 @@ def test_the_fallback_binds_every_pod_when_the_model_cannot_decide(
         stalling.release.set()
 
 
+def _unscheduled(api: rest.Endpoint, ns: str, name: str) -> dict[str, Any]:
+    """The pod's PodScheduled=False condition, once the scheduler has written it."""
+    def condition() -> dict[str, Any] | None:
+        got = rest.get(api, f"/api/v1/namespaces/{ns}/pods/{name}")
+        return next((c for c in got["status"].get("conditions", [])
+                     if c["type"] == "PodScheduled" and c["status"] == "False"), None)
+    return wait_for(f"PodScheduled=False on {name}", condition, 30)
+
+
 def test_an_unschedulable_pod_gets_the_message_and_is_bound_when_a_node_fits(
         sandbox: SandboxState) -> None:
     api = admin(sandbox)
@@ -138,12 +147,7 @@ def test_an_unschedulable_pod_gets_the_message_and_is_bound_when_a_node_fits(
     label = "dagpilot-test/slot"
     with namespace(api, "sched-unsched") as ns, running(config(sandbox)):
         create_pods(api, ns, [pod("picky", nodeSelector={label: ns})])
-
-        def condition() -> dict[str, Any] | None:
-            got = rest.get(api, f"/api/v1/namespaces/{ns}/pods/picky")
-            return next((c for c in got["status"].get("conditions", [])
-                         if c["type"] == "PodScheduled" and c["status"] == "False"), None)
-        found = wait_for("PodScheduled=False", condition, 30)
+        found = _unscheduled(api, ns, "picky")
         assert found["reason"] == "Unschedulable"
         assert found["message"].startswith(f"0/{len(nodes)} nodes are available: ")
         assert f"{len(nodes)} node(s) didn't match Pod's node selector {label}={ns}" \
@@ -171,12 +175,7 @@ def test_a_pod_with_a_rule_dagpilot_cannot_honour_is_told_why_and_never_bound(
         wait_for("the plain pod bound (the loop goes on around the other)",
                  lambda: rest.get(api, f"/api/v1/namespaces/{ns}/pods/plain")["spec"].get(
                      "nodeName"), 30)
-
-        def condition() -> dict[str, Any] | None:
-            got = rest.get(api, f"/api/v1/namespaces/{ns}/pods/apart")
-            return next((c for c in got["status"].get("conditions", [])
-                         if c["type"] == "PodScheduled" and c["status"] == "False"), None)
-        found = wait_for("PodScheduled=False", condition, 30)
+        found = _unscheduled(api, ns, "apart")
         assert found["reason"] == "Unschedulable"
         assert found["message"].startswith("required pod anti-affinity "
                                            "(spec.affinity.podAntiAffinity)")
