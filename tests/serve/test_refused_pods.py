@@ -1,6 +1,6 @@
 """Pods the custom scheduler will not place (a required rule it cannot honour, a spec it cannot
 read) are told why once per reason, counted as unschedulable, and never bound; the others are
-scheduled as usual; a follower tells nothing."""
+scheduled as usual; a follower tells nothing; shadow mode does not decide on them."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from dagpilot.serve.fallback import Fallback
 from dagpilot.serve.scheduler_loop import SchedulerLoop
 from dagpilot.serve.scheduler_view import SchedulerView
 from dagpilot.serve.serve_metrics import SchedulerMetrics
+from dagpilot.serve.shadow import ShadowLoop
 from tests.live.objects import CREATED_S, node, pod
 from tests.serve.loop_helpers import RecordingBinder
 
@@ -31,19 +32,27 @@ class NoModel:
         return None
 
 
-def _loop(leading: bool) -> tuple[SchedulerLoop, SchedulerView, RecordingBinder]:
+def _view(scheduler: str) -> SchedulerView:
     view = SchedulerView(lambda a, b: 0.1, clock=lambda: CREATED_S + 100,
-                         schedulers=frozenset({"dagpilot"}))
+                         schedulers=frozenset({scheduler}))
     view.feed(Relist(Resource.NODES, [decode_node(node(spec)) for spec in SPECS]))
     view.feed(Relist(Resource.PODS, [decode_pod(raw) for raw in (
-        pod("plain", scheduler="dagpilot"),
-        pod("spread", scheduler="dagpilot", topologySpreadConstraints=SPREAD),
-        pod("unreadable", scheduler="dagpilot", memory="lots"))]))
+        pod("plain", scheduler=scheduler),
+        pod("spread", scheduler=scheduler, topologySpreadConstraints=SPREAD),
+        pod("unreadable", scheduler=scheduler, memory="lots"))]))
     view.feed(Relist(Resource.WORKFLOWS, []))
+    return view
+
+
+def _decider() -> Decider:
+    return Decider(cast(Any, NoModel()), DeadlineRunner(10.0), Fallback())
+
+
+def _loop(leading: bool) -> tuple[SchedulerLoop, SchedulerView, RecordingBinder]:
+    view = _view("dagpilot")
     binder = RecordingBinder()
-    loop = SchedulerLoop(view, Decider(cast(Any, NoModel()), DeadlineRunner(10.0), Fallback()),
-                         cast(Any, binder), leader=cast(Any, SimpleNamespace(
-                             is_leader=leading)), metrics=SchedulerMetrics())
+    loop = SchedulerLoop(view, _decider(), cast(Any, binder), leader=cast(
+        Any, SimpleNamespace(is_leader=leading)), metrics=SchedulerMetrics())
     return loop, view, binder
 
 
@@ -72,3 +81,8 @@ def test_a_follower_tells_nothing() -> None:
     loop, _, binder = _loop(False)
     assert loop.round() == 0
     assert binder.unschedulable == [] and binder.asked == []
+
+
+def test_shadow_mode_decides_only_on_the_pods_dagpilot_could_place() -> None:
+    shadow = ShadowLoop(_view("default-scheduler"), _decider(), SchedulerMetrics(), None)
+    assert shadow.round() == 1 and shadow.decided == 1

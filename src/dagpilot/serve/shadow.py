@@ -8,7 +8,9 @@ an Argo Workflow with its arrival time ("shadow_job") and, whenever the inventor
 cluster's Node objects ("shadow_cluster"), from which `dagpilot shadow report` replays the
 recorded stream in the simulator. When the watch shows the pod bound, a
 "shadow_outcome" record names the node the other scheduler chose. Pods first seen bound are
-not decided on (counted as missed): the other scheduler was quicker than the watch.
+not decided on (counted as missed): the other scheduler was quicker than the watch. Nor are
+the pods the view refuses (a required rule dagpilot does not implement: live/unsupported.py),
+which dagpilot could not have placed.
 """
 
 from __future__ import annotations
