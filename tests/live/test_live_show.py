@@ -43,7 +43,7 @@ def test_the_json_nodes_are_exactly_kubectls(sandbox: SandboxState) -> None:
                  f"http://127.0.0.1:{sandbox.ports['prometheus']}")
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
-    assert set(document) == {"nodes", "pending", "jobs"}
+    assert set(document) == {"nodes", "pending", "jobs", "refused"}
     theirs = {n["metadata"]["name"]: n for n in _kubectl_nodes(sandbox)}
     ours = {n["name"]: n for n in document["nodes"]}
     assert set(ours) == set(theirs)
@@ -67,13 +67,15 @@ def test_the_json_nodes_are_exactly_kubectls(sandbox: SandboxState) -> None:
                 "allocatable"]["gpus"]
 
 
-def test_pending_pods_and_their_jobs_are_shown_oldest_first(sandbox: SandboxState) -> None:
+def test_pending_pods_their_jobs_and_the_refused_are_shown(sandbox: SandboxState) -> None:
     api = admin(sandbox)
     with namespace(api, "lv-show") as ns:
-        for name in ("one", "two"):
+        apart = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {}, "topologyKey": "kubernetes.io/hostname"}]}}
+        for name, rules in (("one", {}), ("two", {}), ("apart", {"affinity": apart})):
             rest.create(api, f"/api/v1/namespaces/{ns}/pods", {
                 "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
-                "spec": {"schedulerName": "dagpilot-test-nobody", "containers": [
+                "spec": {"schedulerName": "dagpilot-test-nobody", **rules, "containers": [
                     {"name": "main", "image": "busybox",
                      "resources": {"requests": {"cpu": "250m", "memory": "1Mi"}}}]}})
             wait_for(f"{name} created", lambda n=name: rest.get(
@@ -84,7 +86,8 @@ def test_pending_pods_and_their_jobs_are_shown_oldest_first(sandbox: SandboxStat
             assert done.returncode == 0, done.stderr
             document: dict[str, Any] = json.loads(done.stdout)
             mine = [p for p in document["pending"] if p["namespace"] == ns]
-            return document if len(mine) == 2 else None
+            refused = [p for p in document["refused"] if p["namespace"] == ns]
+            return document if len(mine) == 2 and refused else None
 
         document = wait_for("both pending in live show", shown, 120)
         mine = [p for p in document["pending"] if p["namespace"] == ns]
@@ -92,6 +95,9 @@ def test_pending_pods_and_their_jobs_are_shown_oldest_first(sandbox: SandboxStat
         assert mine[0]["requests"] == {"cpu": 0.25, "memory": 2**20, "gpus": 0}
         assert document["jobs"][f"{ns}/one"] == {"nodes": [], "finished_tasks": [],
                                                  "pending": [f"{ns}/one"]}
+        refused = [p for p in document["refused"] if p["namespace"] == ns]
+        assert [p["name"] for p in refused] == ["apart"]
+        assert refused[0]["reason"].startswith("required pod anti-affinity")
 
 
 def test_an_unreachable_cluster_is_one_line_and_exit_2(sandbox: SandboxState,

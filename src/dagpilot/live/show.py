@@ -1,13 +1,14 @@
 """The live view as the policy sees it, as one JSON-ready document (`dagpilot live show`).
 
-`{"nodes": [...], "pending": [...], "jobs": {...}}`: each node with its readiness, allocatable
-and allocated amounts (cpu in cores, memory in bytes, GPUs), its free GPUs per PCIe root
+`{"nodes": [...], "pending": [...], "jobs": {...}, "refused": [...]}`: each node with its
+readiness, allocatable and allocated amounts (cpu in cores, memory in bytes, GPUs), its free
+GPUs per PCIe root
 complex (a count, or null when the API cannot tell which complex the free ones are on), its
 labels and taints exactly as the API server has them, and its signals: every measured value
 (null when there is no reading), what was placed since the sample, and `age_s`, the age of its
 oldest reading (null when some signal was never measured: the policy counts missed scrapes
 then). Pending pods oldest first with their requests; each job's nodes, finished tasks and
-pending pods.
+pending pods; the pods that wait but will not be placed, with why (LiveView.refused).
 """
 
 from __future__ import annotations
@@ -59,4 +60,6 @@ def document(view: LiveView) -> dict[str, Any]:
                      "requests": amounts(ref.requests)}
                     for ref in view.pending for key in (pending_keys[ref.uid],)],
         "jobs": dict(sorted(jobs.items())),
+        "refused": [{"namespace": key.partition("/")[0], "name": key.partition("/")[2],
+                     "reason": why} for key, why in sorted(view.refused.values())],
     }

@@ -262,6 +262,7 @@ class SchedulerLoop:
     def _serving_gauges(self) -> None:
         self.metrics.queue_depth.set(len(self.view.pending))
         self.metrics.unschedulable.set(len(self.unschedulable))
+        self.metrics.refused.set(len(self.view.refused))
         serving = self.decider.source.current()
         self.metrics.serving(serving.version if serving is not None else None)
 

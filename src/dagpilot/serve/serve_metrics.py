@@ -69,6 +69,9 @@ class SchedulerMetrics:
         self.unschedulable = Gauge(prefix + "unschedulable_pods",
                                    "Pods held back until the cluster changes",
                                    registry=self.registry)
+        self.refused = Gauge(prefix + "refused_pods",
+                             "Pods it will not place: a rule it does not implement, or a spec "
+                             "it cannot read", registry=self.registry)
         self.model_info = Gauge(prefix + "model_info", "The model version in service",
                                 ["version"], registry=self.registry)
         self.leader = Gauge(prefix + "leader", "1 while this replica leads",
