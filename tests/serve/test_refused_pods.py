@@ -65,7 +65,7 @@ def test_a_refused_pod_is_told_why_once_and_never_bound() -> None:
     assert "whenUnsatisfiable: DoNotSchedule" in told["spread"]
     assert "spec.containers[0].resources.requests.memory" in told["unreadable"]
     assert loop.outcomes["unschedulable"] == 2
-    assert loop.metrics.refused._value.get() == 2  # the gauge: pods refused now
+    assert loop.metrics.registry.get_sample_value("dagpilot_scheduler_refused_pods") == 2
     loop.round()
     assert len(binder.unschedulable) == 2  # told once while the reason stays
     # a new version of the pod with another rule it cannot honour: told again, with that

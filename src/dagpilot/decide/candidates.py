@@ -60,14 +60,12 @@ class RankingMemo:
     entry so that the id is not reused while the entry lives; the entries of pods no longer
     pending go when the memo outgrows the backlog."""
 
-    __slots__ = ("_entries", "_groups", "_mixed", "_numbers", "_priority")
+    __slots__ = ("_entries", "_groups", "_numbers")
 
     def __init__(self) -> None:
         self._entries: dict[int, _Entry] = {}
         self._groups: dict[tuple[str, str], int] = {}
         self._numbers = itertools.count()
-        self._priority: int | None = None  # the last entry's priority
-        self._mixed = False  # entries of two priorities seen: the age order sorts by priority
 
     def __len__(self) -> int:
         """The entries kept (the pending pods' and at most a bounded number of others)."""
@@ -85,9 +83,9 @@ class RankingMemo:
             oldest[chosen.group] = chosen
             yield include
         by_age = list(oldest.values())
-        if self._mixed:  # higher priorities first; stable, so oldest first within each
-            by_age.sort(key=attrgetter("rank"))
-        by_b_level = sorted(by_age, key=attrgetter("order"))
+        by_b_level = sorted(by_age, key=attrgetter("order"))  # priority is its first key
+        if by_b_level and by_b_level[0].rank != by_b_level[-1].rank:  # priorities differ
+            by_age.sort(key=attrgetter("rank"))  # stable: oldest first within each priority
         seen = {include.uid} if include is not None else set()
         for pair in zip(by_b_level, by_age, strict=True):
             for entry in pair:
@@ -105,7 +103,6 @@ class RankingMemo:
         if len(self._entries) > 2 * len(ids) + STALE_ENTRIES:
             self._entries = dict(zip(ids, entries, strict=True))
             self._groups = {entry.task: entry.group for entry in entries}
-            self._mixed = len({entry.rank for entry in entries}) > 1
         return entries
 
     def _entry(self, pod: PodRef) -> _Entry:
@@ -114,9 +111,6 @@ class RankingMemo:
         if group is None:
             group = self._groups[task] = next(self._numbers)
         priority = pod.priority
-        if priority != self._priority:
-            self._mixed = self._mixed or self._priority is not None
-            self._priority = priority
         return _Entry(pod, task, group,
                       (-priority, -pod.job.b_levels[pod.task.id], pod.created_s, pod.uid),
                       -priority)

@@ -464,7 +464,6 @@ class LiveView:
                 and not record.gated
                 and (self.schedulers is None or record.scheduler in self.schedulers))
 
-
     def _count(self, uid: str, record: PodRecord | None, target: str | None,
                bound_s: float) -> None:
         old = self._counted.get(uid)
