@@ -46,8 +46,9 @@ SCHEDULERS = ("kube-default,fifo,random,sjf-cp,heft,tetris,cws-rank-min-rr,load-
               "physics-rules,dagpilot")  # "The DRL policy against every baseline"'s ten
 ALL_ON, UNAVOIDABLE, ALL_OFF = "all on", "unavoidable only", "all off"
 TARGET = 0.80  # issue 13: average JCT <= 0.80 x kube-default's, physics on
-SWITCHES = {ALL_ON: cases()["all on"], UNAVOIDABLE: cases()["network off"],
-            ALL_OFF: cases()["all off"]}
+_ABLATION = cases()
+SWITCHES = {ALL_ON: _ABLATION["all on"], UNAVOIDABLE: _ABLATION["network off"],
+            ALL_OFF: _ABLATION["all off"]}
 _PCIE = physics.pcie_multiplier
 
 

@@ -357,12 +357,8 @@ def idle_cores() -> dict[str, float]:
     """The cores each MEASURED process (this client's too) uses with no pod coming or going
     for IDLE_S: the host's background (kwok's node heartbeats and what they cost the API
     server and etcd, the schedulers' resyncs), which a rate's demand adds to its pods'."""
-    MEASURED["client"] = os.getpid()
-    try:
-        with CpuSampler() as cpu:
-            time.sleep(IDLE_S)  # a measurement window, not a wait on a condition
-    finally:
-        MEASURED.pop("client", None)
+    with measured("client", os.getpid()), CpuSampler() as cpu:
+        time.sleep(IDLE_S)  # a measurement window, not a wait on a condition
     (begun, first), (ended, last) = cpu.samples[0], cpu.samples[-1]
     return {role: round((last[role] - first[role]) / (ended - begun), 3)
             for role in last if role in first}

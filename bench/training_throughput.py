@@ -205,9 +205,7 @@ def own_iteration(rollouts: LocalRollouts, policy: PolicySnapshot,
     config = TrainConfig()
     lanes = getattr(config, "rollout_lanes", 1)  # 1: the code before lock-step rollouts
     cpu = time.process_time()
-    episodes = (rollouts.collect(policy, tasks) if lanes == 1 else
-                rollouts.collect(policy, tasks, lanes=lanes))
-    rollout_cpu = time.process_time() - cpu
+    episodes, rollout_cpu, _ = collect(rollouts, policy, tasks, lanes)
     if hasattr(Steps, "of"):
         steps = Steps.of(episodes, config.ppo)
     else:  # the code before `Steps.of`: the trainer's own helper
